@@ -1,0 +1,96 @@
+import type { EventName, EventPayload, Input, MethodName, Output } from './contract/index.js';
+import { WraithError, isErrorCode } from './errors.js';
+import type { ClientMessage, ServerMessage } from './protocol.js';
+
+/** A connected wire: sends client messages, delivers server messages. Transports implement it. */
+export interface Wire {
+  send(message: ClientMessage): void;
+  onMessage(listener: (message: ServerMessage) => void): void;
+  onClose(listener: (reason: string) => void): void;
+  close(): void;
+}
+
+export type Disposer = () => void;
+
+type Pending = { resolve: (value: unknown) => void; reject: (err: WraithError) => void };
+
+/**
+ * The typed side of the contract every caller uses (renderer, CLI, tests), whatever the wire.
+ * Calls are matched to results by id; events fan out to listeners by name.
+ */
+export class ContractClient {
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private readonly listeners = new Map<string, Set<(payload: unknown) => void>>();
+  private readonly anyListeners = new Set<(name: string, payload: unknown) => void>();
+  private closedReason: string | null = null;
+  private readonly closeListeners = new Set<(reason: string) => void>();
+
+  constructor(private readonly wire: Wire) {
+    wire.onMessage((m) => this.receive(m));
+    wire.onClose((reason) => {
+      this.closedReason = reason;
+      for (const p of this.pending.values()) p.reject(new WraithError('ESESSIONCLOSED', `Connection to Wraith closed: ${reason}`));
+      this.pending.clear();
+      for (const l of this.closeListeners) l(reason);
+    });
+  }
+
+  call<M extends MethodName>(method: M, ...params: undefined extends Input<M> ? [Input<M>?] : [Input<M>]): Promise<Output<M>> {
+    return this.callRaw(method, params[0]) as Promise<Output<M>>;
+  }
+
+  /** Untyped call, for the CLI and fuzzing; the host validates everything anyway. */
+  callRaw(method: string, params: unknown): Promise<unknown> {
+    if (this.closedReason !== null) {
+      return Promise.reject(new WraithError('ESESSIONCLOSED', `Connection to Wraith closed: ${this.closedReason}`));
+    }
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.wire.send({ t: 'call', id, method, params });
+    });
+  }
+
+  /** Which events this client wants; the host sends nothing else. */
+  subscribe(prefixes: string[]): void {
+    this.wire.send({ t: 'subscribe', prefixes });
+  }
+
+  on<E extends EventName>(name: E, listener: (payload: EventPayload<E>) => void): Disposer {
+    let set = this.listeners.get(name);
+    if (!set) this.listeners.set(name, (set = new Set()));
+    const l = listener as (payload: unknown) => void;
+    set.add(l);
+    return () => set.delete(l);
+  }
+
+  onAny(listener: (name: string, payload: unknown) => void): Disposer {
+    this.anyListeners.add(listener);
+    return () => this.anyListeners.delete(listener);
+  }
+
+  onClose(listener: (reason: string) => void): Disposer {
+    this.closeListeners.add(listener);
+    return () => this.closeListeners.delete(listener);
+  }
+
+  close(): void {
+    this.wire.close();
+  }
+
+  private receive(m: ServerMessage): void {
+    if (m.t === 'event') {
+      const set = this.listeners.get(m.name);
+      if (set) for (const l of set) l(m.payload);
+      for (const l of this.anyListeners) l(m.name, m.payload);
+      return;
+    }
+    if (m.id === null) return; // an error about a frame we could not read; nothing waits for it
+    const p = this.pending.get(m.id);
+    if (!p) return;
+    this.pending.delete(m.id);
+    if (m.t === 'result') p.resolve(m.result);
+    else p.reject(new WraithError(isErrorCode(m.error.code) ? m.error.code : 'EIO', m.error.message, m.error.details));
+  }
+}

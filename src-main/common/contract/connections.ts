@@ -1,0 +1,121 @@
+import { z } from 'zod';
+import { Id, Ok, method } from './define.js';
+
+export const ConnectionKind = z.enum(['ssh', 'rdp']);
+export const SshAuthMethod = z.enum(['password', 'key', 'agent', 'keyboard-interactive']);
+export const RdpSecurity = z.enum(['auto', 'nla', 'tls', 'rdp']);
+
+const Hostname = z
+  .string()
+  .trim()
+  .min(1, 'Enter a host name or address')
+  .max(255)
+  .regex(/^[A-Za-z0-9._:\-[\]%]+$/, 'A host name has letters, digits, dots, dashes or an IP address');
+const Port = z.number().int('Port is a whole number').min(1, 'Port is 1–65535').max(65535, 'Port is 1–65535');
+const Tag = z.string().trim().min(1).max(40);
+
+export const SshOptions = z.object({
+  keepaliveIntervalMs: z.number().int().min(0).max(600_000).optional(),
+  /** Forward the local ssh-agent to the remote host. */
+  agentForward: z.boolean().optional(),
+});
+
+export const RdpOptions = z.object({
+  domain: z.string().max(255).optional(),
+  width: z.number().int().min(200).max(8192).optional(),
+  height: z.number().int().min(200).max(8192).optional(),
+  security: RdpSecurity.optional(),
+});
+
+/** The editable fields of a connection. Secrets are not here: they live in the vault. */
+export const ConnectionFields = z.object({
+  name: z.string().trim().min(1, 'Give the connection a name').max(200),
+  kind: ConnectionKind,
+  host: Hostname,
+  port: Port.optional(),
+  username: z.string().max(255).default(''),
+  groupId: Id.nullable().default(null),
+  tags: z.array(Tag).max(50).default([]),
+  /** SSH only. */
+  authMethod: SshAuthMethod.default('password'),
+  /** SSH only: path of a private key file on this machine (alternative to a vault-stored key). */
+  keyPath: z.string().max(4096).nullable().default(null),
+  /** Another SSH connection to hop through (SSH: ProxyJump; RDP: tunnel). Chains follow the hop's own jumpHostId. */
+  jumpHostId: Id.nullable().default(null),
+  sshOptions: SshOptions.default({}),
+  rdpOptions: RdpOptions.default({}),
+  notes: z.string().max(10_000).default(''),
+});
+
+/** Secrets supplied with create/update; stored in the vault, never returned. `null` clears. */
+export const ConnectionSecrets = z.object({
+  password: z.string().max(10_000).nullable().optional(),
+  passphrase: z.string().max(10_000).nullable().optional(),
+  privateKey: z.string().max(100_000).nullable().optional(),
+});
+
+export const Connection = ConnectionFields.extend({
+  id: Id,
+  port: Port,
+  hasPassword: z.boolean(),
+  hasPassphrase: z.boolean(),
+  hasPrivateKey: z.boolean(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type Connection = z.infer<typeof Connection>;
+
+export const Group = z.object({
+  id: Id,
+  name: z.string(),
+  parentId: Id.nullable(),
+  position: z.number().int(),
+});
+export type Group = z.infer<typeof Group>;
+
+export const connectionsMethods = {
+  'connections.list': method(
+    z.object({ query: z.string().max(200).optional(), tag: Tag.optional() }).optional(),
+    z.object({ connections: z.array(Connection), groups: z.array(Group), tags: z.array(z.string()) }),
+    'Connections and groups; query matches name, host, user and tags.',
+  ),
+  'connections.get': method(z.object({ id: Id }), Connection, 'One connection.'),
+  'connections.create': method(
+    ConnectionFields.extend({ secrets: ConnectionSecrets.optional() }),
+    Connection,
+    'Creates a connection; any secrets go to the vault (which must be unlocked).',
+  ),
+  'connections.update': method(
+    z.object({ id: Id, patch: ConnectionFields.partial(), secrets: ConnectionSecrets.optional() }),
+    Connection,
+    'Changes fields of a connection; secrets given as null are removed from the vault.',
+  ),
+  'connections.duplicate': method(z.object({ id: Id }), Connection, 'Copies a connection (without its secrets).'),
+  'connections.delete': method(z.object({ id: Id }), Ok, 'Deletes a connection and its secrets.'),
+  'connections.importSshConfig': method(
+    z.object({
+      path: z.string().max(4096).optional(),
+      /** Config text instead of a file (e.g. pasted or uploaded in browser mode). */
+      text: z.string().max(1_000_000).optional(),
+      groupId: Id.nullable().optional(),
+    }).optional(),
+    z.object({ created: z.array(Connection), skipped: z.array(z.object({ host: z.string(), reason: z.string() })) }),
+    'Imports Host entries (HostName, User, Port, IdentityFile, ProxyJump) from an OpenSSH config.',
+  ),
+  'connections.groups.create': method(
+    z.object({ name: z.string().trim().min(1, 'Give the group a name').max(200), parentId: Id.nullable().default(null) }),
+    Group,
+    'Creates a group (folder) in the connection tree.',
+  ),
+  'connections.groups.update': method(
+    z.object({ id: Id, name: z.string().trim().min(1).max(200).optional(), parentId: Id.nullable().optional(), position: z.number().int().optional() }),
+    Group,
+    'Renames or moves a group.',
+  ),
+  'connections.groups.delete': method(
+    z.object({ id: Id }),
+    Ok,
+    'Deletes a group; its connections and sub-groups move to its parent.',
+  ),
+};
+

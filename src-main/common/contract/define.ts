@@ -1,0 +1,36 @@
+import { z } from 'zod';
+
+/**
+ * A method of the contract: a name, a zod input and output schema and a one-line description.
+ * Methods exist once, here in `common`; every transport carries them unchanged.
+ */
+export interface MethodDef<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+  readonly input: I;
+  readonly output: O;
+  readonly description: string;
+}
+
+export interface EventDef<P extends z.ZodType = z.ZodType> {
+  readonly payload: P;
+  readonly description: string;
+}
+
+export function method<I extends z.ZodType, O extends z.ZodType>(
+  input: I,
+  output: O,
+  description: string,
+): MethodDef<I, O> {
+  return { input, output, description };
+}
+
+export function event<P extends z.ZodType>(payload: P, description: string): EventDef<P> {
+  return { payload, description };
+}
+
+/** Raw bytes. Travels as a binary frame / structured clone, never base64 or a JSON array. */
+export const Bytes = z.instanceof(Uint8Array);
+
+export const Id = z.string().min(1).max(128);
+export const Empty = z.object({}).strict();
+export const Ok = z.object({ ok: z.literal(true) });
+export const OK: { ok: true } = { ok: true };

@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { Empty, method } from './define.js';
+
+/** Every user setting, with its type and default. Unknown keys are refused. */
+export const SettingsSchema = z.object({
+  'terminal.fontSize': z.number().int().min(6).max(48).default(14),
+  'terminal.fontFamily': z.string().max(200).default("'JetBrains Mono', 'DejaVu Sans Mono', Menlo, Consolas, monospace"),
+  'terminal.scrollback': z.number().int().min(0).max(200_000).default(10_000),
+  'terminal.copyOnSelect': z.boolean().default(false),
+  'terminal.confirmMultilinePaste': z.boolean().default(true),
+  'terminal.ringBufferBytes': z.number().int().min(64 * 1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  'ui.leftPanelWidth': z.number().int().min(160).max(800).default(260),
+  'ui.rightPanelWidth': z.number().int().min(240).max(1200).default(320),
+  'ui.bottomPanelHeight': z.number().int().min(120).max(1200).default(260),
+  'ssh.keepaliveIntervalMs': z.number().int().min(0).max(600_000).default(15_000),
+});
+export type Settings = z.infer<typeof SettingsSchema>;
+export type SettingKey = keyof Settings;
+export const SETTING_KEYS = Object.keys(SettingsSchema.shape) as SettingKey[];
+export const DEFAULT_SETTINGS: Settings = SettingsSchema.parse({});
+
+export const settingsMethods = {
+  'settings.get': method(Empty.optional(), SettingsSchema, 'All settings, defaults filled in.'),
+  'settings.set': method(
+    SettingsSchema.partial().strict(),
+    SettingsSchema,
+    'Changes some settings; each value is checked against its type and range.',
+  ),
+};

@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import { ERROR_CODES } from './errors.js';
+
+/**
+ * The wire messages every transport carries. Payloads are structured values that may hold
+ * Uint8Array: WebSocket frames encode them with MessagePack (bin type), Electron with the
+ * structured clone, in-process not at all.
+ */
+export const ClientMessage = z.discriminatedUnion('t', [
+  z.object({ t: z.literal('call'), id: z.number().int().nonnegative(), method: z.string().max(200), params: z.unknown().optional() }),
+  /** Receive events whose name starts with one of these prefixes ('' = all). Replaces earlier filters. */
+  z.object({ t: z.literal('subscribe'), prefixes: z.array(z.string().max(200)).max(100) }),
+]);
+export type ClientMessage = z.infer<typeof ClientMessage>;
+
+export const SerializedErrorSchema = z.object({
+  code: z.enum(ERROR_CODES),
+  message: z.string(),
+  details: z.record(z.string(), z.unknown()).optional(),
+});
+
+export type ServerMessage =
+  | { t: 'result'; id: number; result: unknown }
+  | { t: 'error'; id: number | null; error: z.infer<typeof SerializedErrorSchema> }
+  | { t: 'event'; name: string; payload: unknown };
+
+/** Largest inbound frame a host accepts (a 5 MB file write plus overhead). */
+export const MAX_FRAME_BYTES = 8 * 1024 * 1024;

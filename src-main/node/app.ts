@@ -1,0 +1,94 @@
+import { events, methods } from '../common/contract/index.js';
+import { OK } from '../common/contract/define.js';
+import { describeContract } from '../common/contract/describe.js';
+import { type Db, openDatabase } from './db/database.js';
+import { ConnectionsService } from './connections/connections-service.js';
+import { importSshConfig } from './connections/ssh-config-import.js';
+import { HostKeyStore } from './hostkeys/host-key-store.js';
+import { packageVersion } from './paths.js';
+import { EventBus, Router } from './router.js';
+import { SessionRegistry } from './sessions/session-registry.js';
+import { SettingsService } from './settings/settings-service.js';
+import { type OsKeyWrapper, Vault } from './vault/vault.js';
+
+export interface AppOptions {
+  dataDir: string;
+  host: 'electron' | 'server' | 'in-process';
+  /** Electron's safeStorage; absent in headless hosts. */
+  osKeyWrapper?: OsKeyWrapper | null;
+}
+
+/**
+ * Everything a host serves: the services, wired to each other and registered into one router.
+ * Hosts (Electron, `wraith serve`, tests) create one App and put a transport in front of it.
+ */
+export class App {
+  readonly router = new Router();
+  readonly bus = new EventBus();
+  readonly db: Db;
+  readonly vault: Vault;
+  readonly settings: SettingsService;
+  readonly connections: ConnectionsService;
+  readonly hostKeys: HostKeyStore;
+  readonly sessions: SessionRegistry;
+  private disposed = false;
+
+  constructor(readonly options: AppOptions) {
+    this.db = openDatabase(options.dataDir);
+    this.vault = new Vault(this.db, options.dataDir, options.osKeyWrapper ?? null);
+    this.settings = new SettingsService(this.db);
+    this.connections = new ConnectionsService(this.db, this.vault);
+    this.hostKeys = new HostKeyStore(this.db);
+    this.sessions = new SessionRegistry(this.bus);
+    this.registerFoundation();
+  }
+
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    await this.sessions.closeAll();
+    this.db.close();
+  }
+
+  private registerFoundation(): void {
+    const r = this.router;
+    const version = packageVersion();
+    // Built once: the contract does not change while a host runs.
+    let described: ReturnType<typeof describeContract> | null = null;
+    r.handle('health.info', () => {
+      described ??= describeContract(methods, events, (name) => r.isImplemented(name));
+      return { name: 'wraith', version, host: this.options.host, dataDir: this.options.dataDir, ...described };
+    });
+    r.handle('health.ping', () => OK);
+
+    r.handle('vault.status', () => this.vault.status());
+    r.handle('vault.init', (i) => this.vault.init(i));
+    r.handle('vault.unlock', (i) => this.vault.unlock(i.password));
+    r.handle('vault.lock', () => this.vault.lock());
+    r.handle('vault.setSecret', (i) => ({ id: this.vault.setSecret(i) }));
+    r.handle('vault.deleteSecret', (i) => (this.vault.deleteSecret(i.id), OK));
+    r.handle('vault.getSecret', (i) => this.vault.getSecret(i.id));
+
+    r.handle('settings.get', () => this.settings.get());
+    r.handle('settings.set', (i) => this.settings.set(i));
+
+    r.handle('connections.list', (i) => this.connections.list(i ?? {}));
+    r.handle('connections.get', (i) => this.connections.get(i.id));
+    r.handle('connections.create', ({ secrets, ...fields }) => this.connections.create(fields, secrets));
+    r.handle('connections.update', (i) => this.connections.update(i.id, i.patch, i.secrets));
+    r.handle('connections.duplicate', (i) => this.connections.duplicate(i.id));
+    r.handle('connections.delete', (i) => (this.connections.delete(i.id), OK));
+    r.handle('connections.importSshConfig', (i) => importSshConfig(this.connections, i ?? {}));
+    r.handle('connections.groups.create', (i) => this.connections.createGroup(i.name, i.parentId));
+    r.handle('connections.groups.update', ({ id, ...patch }) => this.connections.updateGroup(id, patch));
+    r.handle('connections.groups.delete', (i) => (this.connections.deleteGroup(i.id), OK));
+
+    r.handle('hostkeys.list', () => this.hostKeys.list());
+    r.handle('hostkeys.trust', (i) => this.hostKeys.trust(i.kind, i.host, i.port, i.keyType, i.fingerprint));
+    r.handle('hostkeys.forget', (i) => (this.hostKeys.forget(i.kind, i.host, i.port), OK));
+    r.handle('hostkeys.importKnownHosts', (i) => this.hostKeys.importKnownHosts(i?.path));
+
+    r.handle('sessions.list', () => this.sessions.list());
+    r.handle('sessions.close', async (i) => (await this.sessions.close(i.sessionId), OK));
+  }
+}

@@ -1,0 +1,276 @@
+import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
+import type {
+  Connection,
+  ConnectionFields,
+  ConnectionSecrets,
+  Group,
+} from '../../common/contract/connections.js';
+import { WraithError } from '../../common/errors.js';
+import type { Db } from '../db/database.js';
+import type { SecretKind, Vault } from '../vault/vault.js';
+
+type Fields = z.output<typeof ConnectionFields>;
+type Secrets = z.output<typeof ConnectionSecrets>;
+
+interface ConnectionRow {
+  id: string;
+  name: string;
+  kind: 'ssh' | 'rdp';
+  host: string;
+  port: number;
+  username: string;
+  group_id: string | null;
+  auth_method: Fields['authMethod'];
+  key_path: string | null;
+  jump_host_id: string | null;
+  ssh_options: string;
+  rdp_options: string;
+  notes: string;
+  password_secret_id: string | null;
+  passphrase_secret_id: string | null;
+  private_key_secret_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+const SECRET_COLUMNS = {
+  password: 'password_secret_id',
+  passphrase: 'passphrase_secret_id',
+  privateKey: 'private_key_secret_id',
+} as const satisfies Record<keyof Secrets, keyof ConnectionRow>;
+
+export const DEFAULT_PORTS = { ssh: 22, rdp: 3389 } as const;
+
+/** What a session needs to connect: the stored fields plus secrets read from the vault. */
+export interface ResolvedConnection extends Connection {
+  password: string | null;
+  passphrase: string | null;
+  privateKey: string | null;
+}
+
+/** Connections, groups and tags in SQLite; their secrets in the vault, referenced by id. */
+export class ConnectionsService {
+  constructor(
+    private readonly db: Db,
+    private readonly vault: Vault,
+  ) {}
+
+  list(filter: { query?: string; tag?: string } = {}): { connections: Connection[]; groups: Group[]; tags: string[] } {
+    let connections = (this.db.prepare('SELECT * FROM connections ORDER BY name COLLATE NOCASE').all() as ConnectionRow[]).map(
+      (r) => this.toConnection(r),
+    );
+    const q = filter.query?.trim().toLowerCase();
+    if (q) {
+      connections = connections.filter((c) =>
+        [c.name, c.host, c.username, ...c.tags].some((s) => s.toLowerCase().includes(q)),
+      );
+    }
+    if (filter.tag) connections = connections.filter((c) => c.tags.includes(filter.tag as string));
+    const groups = (
+      this.db.prepare('SELECT id, name, parent_id, position FROM groups ORDER BY position, name COLLATE NOCASE').all() as {
+        id: string;
+        name: string;
+        parent_id: string | null;
+        position: number;
+      }[]
+    ).map((g) => ({ id: g.id, name: g.name, parentId: g.parent_id, position: g.position }));
+    const tags = (this.db.prepare('SELECT DISTINCT tag FROM connection_tags ORDER BY tag').all() as { tag: string }[]).map(
+      (t) => t.tag,
+    );
+    return { connections, groups, tags };
+  }
+
+  get(id: string): Connection {
+    return this.toConnection(this.row(id));
+  }
+
+  /** The connection with its secrets, for a session about to connect. ELOCKED if a secret is needed and the vault is locked. */
+  resolve(id: string): ResolvedConnection {
+    const row = this.row(id);
+    return {
+      ...this.toConnection(row),
+      password: this.vault.reveal(row.password_secret_id),
+      passphrase: this.vault.reveal(row.passphrase_secret_id),
+      privateKey: this.vault.reveal(row.private_key_secret_id),
+    };
+  }
+
+  create(fields: Fields, secrets: Secrets = {}): Connection {
+    this.checkRefs(null, fields.groupId, fields.jumpHostId);
+    const id = randomUUID();
+    const now = new Date().toISOString();
+    this.db.transaction(() => {
+      this.db
+        .prepare(
+          `INSERT INTO connections (id, name, kind, host, port, username, group_id, auth_method, key_path, jump_host_id,
+             ssh_options, rdp_options, notes, created_at, updated_at)
+           VALUES (@id, @name, @kind, @host, @port, @username, @groupId, @authMethod, @keyPath, @jumpHostId,
+             @sshOptions, @rdpOptions, @notes, @now, @now)`,
+        )
+        .run({
+          ...fields,
+          id,
+          now,
+          port: fields.port ?? DEFAULT_PORTS[fields.kind],
+          sshOptions: JSON.stringify(fields.sshOptions),
+          rdpOptions: JSON.stringify(fields.rdpOptions),
+        });
+      this.writeTags(id, fields.tags);
+      this.writeSecrets(id, fields.name, secrets);
+    })();
+    return this.get(id);
+  }
+
+  update(id: string, patch: Partial<Fields>, secrets: Secrets = {}): Connection {
+    const current = this.get(id);
+    const next: Fields = { ...current, ...patch };
+    this.checkRefs(id, next.groupId, next.jumpHostId);
+    this.db.transaction(() => {
+      this.db
+        .prepare(
+          `UPDATE connections SET name = @name, kind = @kind, host = @host, port = @port, username = @username,
+             group_id = @groupId, auth_method = @authMethod, key_path = @keyPath, jump_host_id = @jumpHostId,
+             ssh_options = @sshOptions, rdp_options = @rdpOptions, notes = @notes, updated_at = @now WHERE id = @id`,
+        )
+        .run({
+          ...next,
+          id,
+          now: new Date().toISOString(),
+          port: patch.port ?? (patch.kind && patch.kind !== current.kind ? DEFAULT_PORTS[patch.kind] : current.port),
+          sshOptions: JSON.stringify(next.sshOptions),
+          rdpOptions: JSON.stringify(next.rdpOptions),
+        });
+      if (patch.tags) this.writeTags(id, patch.tags);
+      this.writeSecrets(id, next.name, secrets);
+    })();
+    return this.get(id);
+  }
+
+  duplicate(id: string): Connection {
+    const c = this.get(id);
+    return this.create({ ...c, name: `${c.name} (copy)` });
+  }
+
+  delete(id: string): void {
+    const row = this.row(id);
+    this.db.transaction(() => {
+      this.db.prepare('DELETE FROM connections WHERE id = ?').run(id);
+      for (const col of Object.values(SECRET_COLUMNS)) {
+        const secretId = row[col];
+        if (secretId) this.db.prepare('DELETE FROM credentials WHERE id = ?').run(secretId);
+      }
+    })();
+  }
+
+  createGroup(name: string, parentId: string | null): Group {
+    if (parentId !== null) this.groupRow(parentId);
+    const id = randomUUID();
+    const position = (this.db.prepare('SELECT COALESCE(MAX(position), -1) + 1 AS p FROM groups').get() as { p: number }).p;
+    this.db.prepare('INSERT INTO groups (id, name, parent_id, position) VALUES (?, ?, ?, ?)').run(id, name, parentId, position);
+    return { id, name, parentId, position };
+  }
+
+  updateGroup(id: string, patch: { name?: string; parentId?: string | null; position?: number }): Group {
+    const g = this.groupRow(id);
+    const parentId = patch.parentId === undefined ? g.parent_id : patch.parentId;
+    // A group cannot move under itself or one of its descendants.
+    for (let p = parentId; p !== null; p = this.groupRow(p).parent_id) {
+      if (p === id) throw new WraithError('EBADARGS', 'parentId: A group cannot be moved inside itself.');
+    }
+    const next = { id, name: patch.name ?? g.name, parentId, position: patch.position ?? g.position };
+    this.db.prepare('UPDATE groups SET name = @name, parent_id = @parentId, position = @position WHERE id = @id').run(next);
+    return next;
+  }
+
+  deleteGroup(id: string): void {
+    const g = this.groupRow(id);
+    this.db.transaction(() => {
+      this.db.prepare('UPDATE connections SET group_id = ? WHERE group_id = ?').run(g.parent_id, id);
+      this.db.prepare('UPDATE groups SET parent_id = ? WHERE parent_id = ?').run(g.parent_id, id);
+      this.db.prepare('DELETE FROM groups WHERE id = ?').run(id);
+    })();
+  }
+
+  private row(id: string): ConnectionRow {
+    const row = this.db.prepare('SELECT * FROM connections WHERE id = ?').get(id) as ConnectionRow | undefined;
+    if (!row) throw new WraithError('ENOTFOUND', `No connection with id ${id}.`);
+    return row;
+  }
+
+  private groupRow(id: string): { id: string; name: string; parent_id: string | null; position: number } {
+    const g = this.db.prepare('SELECT * FROM groups WHERE id = ?').get(id) as
+      | { id: string; name: string; parent_id: string | null; position: number }
+      | undefined;
+    if (!g) throw new WraithError('ENOTFOUND', `No group with id ${id}.`);
+    return g;
+  }
+
+  private checkRefs(selfId: string | null, groupId: string | null, jumpHostId: string | null): void {
+    if (groupId !== null) this.groupRow(groupId);
+    // The jump chain must end: no cycles back to this connection, every hop an SSH connection.
+    const seen = new Set<string>(selfId ? [selfId] : []);
+    for (let hop = jumpHostId; hop !== null; ) {
+      if (seen.has(hop)) throw new WraithError('EBADARGS', 'jumpHostId: That jump host chain loops back on itself.');
+      seen.add(hop);
+      const r = this.db.prepare('SELECT kind, jump_host_id FROM connections WHERE id = ?').get(hop) as
+        | { kind: string; jump_host_id: string | null }
+        | undefined;
+      if (!r) throw new WraithError('EBADARGS', 'jumpHostId: The jump host does not exist.');
+      if (r.kind !== 'ssh') throw new WraithError('EBADARGS', 'jumpHostId: A jump host must be an SSH connection.');
+      hop = r.jump_host_id;
+    }
+  }
+
+  private writeTags(id: string, tags: string[]): void {
+    this.db.prepare('DELETE FROM connection_tags WHERE connection_id = ?').run(id);
+    const ins = this.db.prepare('INSERT OR IGNORE INTO connection_tags (connection_id, tag) VALUES (?, ?)');
+    for (const t of tags) ins.run(id, t);
+  }
+
+  private writeSecrets(id: string, name: string, secrets: Secrets): void {
+    const row = this.row(id);
+    for (const [field, col] of Object.entries(SECRET_COLUMNS) as [keyof Secrets, (typeof SECRET_COLUMNS)[keyof Secrets]][]) {
+      const value = secrets[field];
+      if (value === undefined) continue;
+      const existing = row[col];
+      if (value === null || value === '') {
+        if (existing) {
+          this.db.prepare(`UPDATE connections SET ${col} = NULL WHERE id = ?`).run(id);
+          this.db.prepare('DELETE FROM credentials WHERE id = ?').run(existing);
+        }
+        continue;
+      }
+      const kind: SecretKind = field;
+      const secretId = this.vault.setSecret({ id: existing ?? undefined, kind, label: `${name} ${field}`, value });
+      if (!existing) this.db.prepare(`UPDATE connections SET ${col} = ? WHERE id = ?`).run(secretId, id);
+    }
+  }
+
+  private toConnection(r: ConnectionRow): Connection {
+    const tags = (
+      this.db.prepare('SELECT tag FROM connection_tags WHERE connection_id = ? ORDER BY tag').all(r.id) as { tag: string }[]
+    ).map((t) => t.tag);
+    return {
+      id: r.id,
+      name: r.name,
+      kind: r.kind,
+      host: r.host,
+      port: r.port,
+      username: r.username,
+      groupId: r.group_id,
+      tags,
+      authMethod: r.auth_method,
+      keyPath: r.key_path,
+      jumpHostId: r.jump_host_id,
+      sshOptions: JSON.parse(r.ssh_options) as Connection['sshOptions'],
+      rdpOptions: JSON.parse(r.rdp_options) as Connection['rdpOptions'],
+      notes: r.notes,
+      hasPassword: r.password_secret_id !== null,
+      hasPassphrase: r.passphrase_secret_id !== null,
+      hasPrivateKey: r.private_key_secret_id !== null,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+    };
+  }
+}

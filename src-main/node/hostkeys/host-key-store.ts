@@ -1,0 +1,157 @@
+import { createHash, createHmac } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { HostKeyEntry } from '../../common/contract/hostkeys.js';
+import { WraithError } from '../../common/errors.js';
+import type { Db } from '../db/database.js';
+
+export type HostKeyKind = 'ssh' | 'rdp';
+export type HostKeyVerdict =
+  | { status: 'trusted' }
+  | { status: 'unknown' }
+  | { status: 'changed'; knownFingerprint: string; knownKeyType: string };
+
+interface Row {
+  kind: HostKeyKind;
+  host: string;
+  port: number;
+  key_type: string;
+  fingerprint: string;
+  hashed: number;
+  source: 'user' | 'known_hosts';
+  added_at: string;
+}
+
+/** OpenSSH's fingerprint of a public key blob: "SHA256:" + unpadded base64 of its SHA-256. */
+export function sshFingerprint(keyBlob: Uint8Array): string {
+  return 'SHA256:' + createHash('sha256').update(keyBlob).digest('base64').replace(/=+$/, '');
+}
+
+/** How OpenSSH writes a host in known_hosts: bare on port 22, "[host]:port" otherwise. */
+export function knownHostsName(host: string, port: number): string {
+  return port === 22 ? host : `[${host}]:${port}`;
+}
+
+/**
+ * Trusted SSH host keys and RDP certificates by (kind, host, port). Hashed OpenSSH entries
+ * ("|1|salt|hash") are kept as they are and matched by HMAC-SHA1 at lookup.
+ */
+export class HostKeyStore {
+  constructor(private readonly db: Db) {}
+
+  list(): HostKeyEntry[] {
+    return (this.db.prepare('SELECT * FROM known_hosts ORDER BY kind, host, port').all() as Row[]).map(toEntry);
+  }
+
+  /**
+   * Compares a presented key with what is trusted for host:port. Only keys of the same type
+   * count as "changed": a server offering a key type we never saw is "unknown" (as OpenSSH).
+   * But if every trusted key for the host has another type, we still report unknown, never trusted.
+   */
+  check(kind: HostKeyKind, host: string, port: number, keyType: string, fingerprint: string): HostKeyVerdict {
+    const rows = this.matching(kind, host, port);
+    if (rows.some((r) => r.fingerprint === fingerprint)) return { status: 'trusted' };
+    const sameType = rows.find((r) => r.key_type === keyType);
+    if (sameType) return { status: 'changed', knownFingerprint: sameType.fingerprint, knownKeyType: sameType.key_type };
+    // RDP certificates have one identity per host:port whatever the "type".
+    if (kind === 'rdp' && rows[0]) return { status: 'changed', knownFingerprint: rows[0].fingerprint, knownKeyType: rows[0].key_type };
+    return { status: 'unknown' };
+  }
+
+  trust(kind: HostKeyKind, host: string, port: number, keyType: string, fingerprint: string): HostKeyEntry {
+    const now = new Date().toISOString();
+    this.db.transaction(() => {
+      // Trusting replaces what was trusted before for this key type (RDP: for the host:port).
+      if (kind === 'rdp') this.db.prepare('DELETE FROM known_hosts WHERE kind = ? AND host = ? AND port = ?').run(kind, host, port);
+      this.db
+        .prepare(
+          `INSERT INTO known_hosts (kind, host, port, key_type, fingerprint, hashed, source, added_at)
+           VALUES (?, ?, ?, ?, ?, 0, 'user', ?)
+           ON CONFLICT(kind, host, port, key_type) DO UPDATE SET fingerprint = excluded.fingerprint,
+             source = 'user', added_at = excluded.added_at`,
+        )
+        .run(kind, host, port, keyType, fingerprint, now);
+    })();
+    return { kind, host, port, keyType, fingerprint, source: 'user', addedAt: now };
+  }
+
+  forget(kind: HostKeyKind, host: string, port: number): number {
+    const hashedHits = this.hashedRows(kind, host, port).map((r) => r.host);
+    let n = this.db.prepare('DELETE FROM known_hosts WHERE kind = ? AND host = ? AND port = ?').run(kind, host, port).changes;
+    for (const h of hashedHits) n += this.db.prepare('DELETE FROM known_hosts WHERE kind = ? AND host = ?').run(kind, h).changes;
+    return n;
+  }
+
+  /** Imports an OpenSSH known_hosts file: plain, "[host]:port", comma lists and hashed entries. */
+  importKnownHosts(path = join(homedir(), '.ssh', 'known_hosts')): { imported: number; skipped: number } {
+    if (!existsSync(path)) throw new WraithError('ENOTFOUND', `No known_hosts file at ${path}.`);
+    const put = this.db.prepare(
+      `INSERT OR IGNORE INTO known_hosts (kind, host, port, key_type, fingerprint, hashed, source, added_at)
+       VALUES ('ssh', ?, ?, ?, ?, ?, 'known_hosts', ?)`,
+    );
+    const now = new Date().toISOString();
+    let imported = 0;
+    let skipped = 0;
+    this.db.transaction(() => {
+      for (const raw of readFileSync(path, 'utf8').split('\n')) {
+        const line = raw.trim();
+        if (!line || line.startsWith('#')) continue;
+        const parts = line.split(/\s+/);
+        // A marker (@cert-authority, @revoked) changes the meaning; we do not import those.
+        if (parts[0]?.startsWith('@') || parts.length < 3) {
+          skipped++;
+          continue;
+        }
+        const [hosts = '', keyType = '', b64 = ''] = parts;
+        const blob = Buffer.from(b64, 'base64');
+        if (blob.length === 0) {
+          skipped++;
+          continue;
+        }
+        const fp = sshFingerprint(blob);
+        for (const h of hosts.split(',')) {
+          if (h.startsWith('|1|')) {
+            imported += put.run(h, 0, keyType, fp, 1, now).changes;
+            continue;
+          }
+          if (/[*?!]/.test(h)) {
+            skipped++;
+            continue;
+          }
+          const m = /^\[(.+)\]:(\d+)$/.exec(h);
+          imported += put.run(m?.[1] ?? h, m ? Number(m[2]) : 22, keyType, fp, 0, now).changes;
+        }
+      }
+    })();
+    return { imported, skipped };
+  }
+
+  private matching(kind: HostKeyKind, host: string, port: number): Row[] {
+    const plain = this.db
+      .prepare('SELECT * FROM known_hosts WHERE kind = ? AND host = ? AND port = ? AND hashed = 0')
+      .all(kind, host, port) as Row[];
+    return [...plain, ...this.hashedRows(kind, host, port)];
+  }
+
+  private hashedRows(kind: HostKeyKind, host: string, port: number): Row[] {
+    if (kind !== 'ssh') return [];
+    const name = knownHostsName(host, port);
+    return (this.db.prepare('SELECT * FROM known_hosts WHERE kind = ? AND hashed = 1').all(kind) as Row[]).filter((r) => {
+      const [, , salt = '', hash = ''] = r.host.split('|');
+      return createHmac('sha1', Buffer.from(salt, 'base64')).update(name).digest('base64') === hash;
+    });
+  }
+}
+
+function toEntry(r: Row): HostKeyEntry {
+  return {
+    kind: r.kind,
+    host: r.host,
+    port: r.port,
+    keyType: r.key_type,
+    fingerprint: r.fingerprint,
+    source: r.source,
+    addedAt: r.added_at,
+  };
+}

@@ -1,0 +1,27 @@
+import { DEFAULT_SETTINGS, SETTING_KEYS, SettingsSchema, type Settings } from '../../common/contract/settings.js';
+import type { Db } from '../db/database.js';
+
+/** User settings as JSON values per key; defaults come from the contract's schema. */
+export class SettingsService {
+  constructor(private readonly db: Db) {}
+
+  get(): Settings {
+    const stored: Record<string, unknown> = {};
+    for (const row of this.db.prepare('SELECT key, value FROM settings').all() as { key: string; value: string }[]) {
+      if ((SETTING_KEYS as string[]).includes(row.key)) stored[row.key] = JSON.parse(row.value);
+    }
+    // A stored value that no longer fits (e.g. a narrowed range) falls back to its default.
+    const parsed = SettingsSchema.safeParse({ ...DEFAULT_SETTINGS, ...stored });
+    return parsed.success ? parsed.data : DEFAULT_SETTINGS;
+  }
+
+  set(patch: Partial<Settings>): Settings {
+    const put = this.db.prepare(
+      'INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value',
+    );
+    this.db.transaction(() => {
+      for (const [k, v] of Object.entries(patch)) if (v !== undefined) put.run(k, JSON.stringify(v));
+    })();
+    return this.get();
+  }
+}

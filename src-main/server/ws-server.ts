@@ -1,0 +1,213 @@
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { extname, join, normalize, sep } from 'node:path';
+import { WebSocket, WebSocketServer } from 'ws';
+import { ClientMessage, MAX_FRAME_BYTES, type ServerMessage } from '../common/protocol.js';
+import { toSerializedError } from '../common/errors.js';
+import type { App } from '../node/app.js';
+import { describeIssues } from '../node/router.js';
+import { decodeFrame, encodeFrame } from './codec.js';
+
+export interface ServeOptions {
+  app: App;
+  host?: string;
+  port?: number;
+  /** The built renderer (dist/renderer). Without it only the WebSocket is served. */
+  staticDir?: string;
+  token?: string;
+}
+
+export interface RunningServer {
+  url: string;
+  /** The URL to open in a browser, with the token. */
+  openUrl: string;
+  token: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+const COOKIE = 'wraith_token';
+const MIME: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.woff2': 'font/woff2',
+  '.json': 'application/json',
+  '.ico': 'image/x-icon',
+  '.wasm': 'application/wasm',
+};
+
+// The same policy the Electron window sets: our own scripts only, no eval, no plugins.
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; " +
+  "font-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'";
+
+function sameToken(a: string | undefined | null, b: string): boolean {
+  if (!a) return false;
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+function cookieToken(req: IncomingMessage): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === COOKIE) return v.join('=');
+  }
+  return undefined;
+}
+
+function refuse(res: ServerResponse, status: number, text: string): void {
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
+  res.end(text + '\n');
+}
+
+/**
+ * The headless host: the built renderer over HTTP and the contract over a WebSocket, on
+ * loopback by default. Every request needs the per-launch token (URL once, then an HttpOnly
+ * cookie); browsers must also come from our own origin.
+ */
+export async function startServer(opts: ServeOptions): Promise<RunningServer> {
+  const { app } = opts;
+  const token = opts.token ?? randomBytes(24).toString('base64url');
+  const host = opts.host ?? '127.0.0.1';
+  // Browsers must come from the page we served: the printed URL, or the same port on localhost.
+  let origins = new Set<string>();
+
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const queryToken = url.searchParams.get('token');
+    if (sameToken(queryToken, token)) {
+      // First load: keep the token in a cookie and drop it from the address bar.
+      res.writeHead(302, {
+        'set-cookie': `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/`,
+        location: url.pathname,
+        'cache-control': 'no-store',
+      });
+      res.end();
+      return;
+    }
+    if (!sameToken(cookieToken(req), token)) {
+      refuse(res, 401, 'Wraith: this page needs the token. Open the full URL that `wraith serve` printed.');
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      refuse(res, 405, 'Wraith: only GET is served here.');
+      return;
+    }
+    serveStatic(opts.staticDir, url.pathname, res);
+  });
+
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
+  server.on('upgrade', (req, socket, head) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const presented = cookieToken(req) ?? url.searchParams.get('token') ?? bearer;
+    const reqOrigin = req.headers.origin;
+    let status = 0;
+    let why = '';
+    if (url.pathname !== '/ws') [status, why] = [404, 'Not Found'];
+    else if (reqOrigin !== undefined && !origins.has(reqOrigin)) [status, why] = [403, 'Forbidden: foreign Origin'];
+    else if (!sameToken(presented, token)) [status, why] = [401, 'Unauthorized: missing or wrong token'];
+    if (status) {
+      socket.end(`HTTP/1.1 ${status} ${why}\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\n${why}\n`);
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => serveSocket(app, ws, reqOrigin === undefined ? 'cli' : 'ui'));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const hostForUrl = host.includes(':') ? `[${host}]` : host;
+  const url = `http://${hostForUrl}:${port}`;
+  origins = new Set([url, `http://localhost:${port}`, `http://127.0.0.1:${port}`]);
+
+  return {
+    url,
+    openUrl: `${url}/?token=${token}`,
+    token,
+    port,
+    close: async () => {
+      for (const c of wss.clients) c.terminate();
+      wss.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function serveStatic(root: string | undefined, pathname: string, res: ServerResponse): void {
+  if (!root || !existsSync(root)) {
+    refuse(res, 503, 'Wraith: the renderer is not built. Run `npm run build` and restart `wraith serve`.');
+    return;
+  }
+  let rel: string;
+  try {
+    rel = normalize(decodeURIComponent(pathname)).replace(/^([/\\])+/, '');
+  } catch {
+    refuse(res, 400, 'Wraith: bad path.');
+    return;
+  }
+  let file = join(root, rel);
+  if (!file.startsWith(root + sep) && file !== root) {
+    refuse(res, 403, 'Wraith: outside the app.');
+    return;
+  }
+  if (!existsSync(file) || statSync(file).isDirectory()) file = join(root, 'index.html');
+  res.writeHead(200, {
+    'content-type': MIME[extname(file)] ?? 'application/octet-stream',
+    'content-security-policy': CSP,
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    'cache-control': extname(file) === '.html' ? 'no-store' : 'max-age=3600',
+  });
+  createReadStream(file).pipe(res);
+}
+
+function serveSocket(app: App, ws: WebSocket, origin: 'ui' | 'cli'): void {
+  const clientId = randomUUID();
+  let prefixes: string[] = [];
+  const send = (m: ServerMessage) => {
+    if (ws.readyState === WebSocket.OPEN) ws.send(encodeFrame(m), { binary: true });
+  };
+  const unsubscribe = app.bus.subscribe((name, payload) => {
+    if (prefixes.some((p) => name.startsWith(p))) send({ t: 'event', name, payload });
+  });
+  ws.on('close', unsubscribe);
+  ws.on('error', () => ws.terminate());
+  ws.on('message', (data, isBinary) => {
+    if (!isBinary) {
+      send({ t: 'error', id: null, error: { code: 'EBADARGS', message: 'Send MessagePack binary frames, not text.' } });
+      return;
+    }
+    const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+    let raw: unknown;
+    try {
+      raw = decodeFrame(bytes);
+    } catch {
+      send({ t: 'error', id: null, error: { code: 'EBADARGS', message: 'That frame is not valid MessagePack.' } });
+      return;
+    }
+    const parsed = ClientMessage.safeParse(raw);
+    if (!parsed.success) {
+      const id = typeof raw === 'object' && raw !== null && typeof (raw as { id?: unknown }).id === 'number' ? (raw as { id: number }).id : null;
+      send({ t: 'error', id, error: { code: 'EBADARGS', message: `Malformed message: ${describeIssues(parsed.error)}` } });
+      return;
+    }
+    const msg = parsed.data;
+    if (msg.t === 'subscribe') {
+      prefixes = msg.prefixes;
+      return;
+    }
+    app.router.call(msg.method, msg.params, { clientId, origin }).then(
+      (result) => send({ t: 'result', id: msg.id, result }),
+      (err: unknown) => send({ t: 'error', id: msg.id, error: toSerializedError(err) }),
+    );
+  });
+}
