@@ -4,7 +4,10 @@ import { connectionsMethods } from './connections.js';
 import { healthMethods } from './health.js';
 import { hostkeysMethods } from './hostkeys.js';
 import { sessionsEvents, sessionsMethods } from './sessions.js';
+import { ptyMethods } from './pty.js';
 import { settingsMethods } from './settings.js';
+import { sshEvents, sshMethods } from './ssh.js';
+import { terminalEvents, terminalMethods } from './terminal.js';
 import { vaultMethods } from './vault.js';
 
 /**
@@ -18,10 +21,15 @@ export const methods = {
   ...connectionsMethods,
   ...hostkeysMethods,
   ...sessionsMethods,
+  ...sshMethods,
+  ...terminalMethods,
+  ...ptyMethods,
 } satisfies Record<string, MethodDef>;
 
 export const events = {
   ...sessionsEvents,
+  ...sshEvents,
+  ...terminalEvents,
 } satisfies Record<string, EventDef>;
 
 export type Methods = typeof methods;
@@ -49,5 +57,8 @@ export * from './connections.js';
 export * from './health.js';
 export * from './hostkeys.js';
 export * from './sessions.js';
+export * from './pty.js';
 export * from './settings.js';
+export * from './ssh.js';
+export * from './terminal.js';
 export * from './vault.js';

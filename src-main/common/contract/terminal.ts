@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import { Bytes, Id, Ok, event, method } from './define.js';
+
+/**
+ * Terminal I/O for every interactive session (SSH shells and local PTYs).
+ *
+ * Sequence numbers are byte offsets in the session's output stream: a chunk with seq S and
+ * N bytes covers [S, S+N). `terminal.read {sinceSeq}` returns what the ring buffer still holds
+ * from there on; if older bytes were already dropped, `dropped` says how many were lost.
+ */
+export const terminalMethods = {
+  'terminal.write': method(
+    z.object({ sessionId: Id, data: z.union([z.string().max(1_000_000), Bytes]) }),
+    Ok,
+    'Types into a session (a string is sent as UTF-8).',
+  ),
+  'terminal.read': method(
+    z.object({
+      sessionId: Id,
+      sinceSeq: z.number().int().nonnegative().optional(),
+      maxBytes: z.number().int().min(1).max(4 * 1024 * 1024).default(64 * 1024),
+      stripAnsi: z.boolean().default(false),
+    }),
+    z.object({
+      text: z.string(),
+      /** Offset of the first byte returned. */
+      seq: z.number().int(),
+      /** Pass as sinceSeq next time to read only what is new. */
+      nextSeq: z.number().int(),
+      /** Bytes between sinceSeq and `seq` that the ring buffer no longer holds. */
+      dropped: z.number().int(),
+      /** More output than maxBytes was available after `nextSeq`. */
+      truncated: z.boolean(),
+      closed: z.boolean(),
+    }),
+    'Reads session output from the ring buffer (without sinceSeq: the last maxBytes).',
+  ),
+  'terminal.resize': method(
+    z.object({ sessionId: Id, cols: z.number().int().min(1).max(1000), rows: z.number().int().min(1).max(1000) }),
+    Ok,
+    'Resizes the terminal (the shell reflows).',
+  ),
+  'terminal.cwd': method(
+    z.object({ sessionId: Id }),
+    z.object({ cwd: z.string().nullable(), source: z.enum(['osc7', 'exec', 'proc', 'unknown']) }),
+    "The shell's working directory: from OSC 7 when the shell reports it, else asked directly.",
+  ),
+  'terminal.ack': method(
+    z.object({ sessionId: Id, bytes: z.number().int().nonnegative() }),
+    Ok,
+    'Flow control: the view has processed this many more bytes of terminal.data.',
+  ),
+};
+
+export const terminalEvents = {
+  'terminal.data': event(z.object({ sessionId: Id, seq: z.number().int(), data: Bytes }), 'Output of a session, as bytes.'),
+  'terminal.exit': event(
+    z.object({ sessionId: Id, code: z.number().int().nullable(), signal: z.string().nullable(), reason: z.string().nullable() }),
+    'The shell or connection ended.',
+  ),
+};
