@@ -179,6 +179,7 @@ class Session {
   // set only on the session thread
   ErrInfo certErr;
   bool certRejected = false;
+  bool tlsReached = false;  // a certificate was presented: TCP and TLS worked
 
   SessionTsfn tsfn;
   bool tsfnUsable = true;  // (mu) false once env teardown started
@@ -213,6 +214,14 @@ class Session {
   }
 
   void Run();  // session thread body
+
+  // mu must be held. The session is over: free the mirror now rather than when GC
+  // finalizes the JS wrapper (which may be much later).
+  void ReleaseFramebufferLocked() {
+    std::vector<uint8_t>().swap(back);
+    fbW = fbH = 0;
+    region16_clear(&dirty);
+  }
 
  private:
   bool ApplySettings(rdpContext* ctx);
@@ -270,6 +279,7 @@ std::string NormaliseFingerprint(const char* fp, DWORD flags) {
 
 DWORD DecideCertificate(Session* s, const char* host, UINT16 port, const char* cn, const char* subject,
                         const char* issuer, const char* fingerprint, DWORD flags) {
+  s->tlsReached = true;
   if (s->opts.ignoreCertificate) return 2;  // accept for this session only
   std::string fp = NormaliseFingerprint(fingerprint, flags);
   std::string trusted = Lower(s->opts.trustedFingerprint);
@@ -606,6 +616,12 @@ ErrInfo Session::MapConnectError(rdpContext* ctx) {
       e.message = HaveCredentials(this) ? "Connecting was cancelled." : "The server requires a user name and password.";
       return e;
     case FREERDP_ERROR_CONNECT_TRANSPORT_FAILED:
+      if (!tlsReached) {
+        // Never got as far as a certificate: nothing listens there, or it is unreachable.
+        e.code = "EIO";
+        e.message = "Could not reach " + where + ": connection refused or timed out.";
+        return e;
+      }
       // With NLA FreeRDP reports a rejected password as a transport failure:
       // the server drops the socket after CredSSP fails.
       if (IsNla(ctx, opts)) {
@@ -748,6 +764,7 @@ void Session::Run() {
     }
     freerdp_client_context_free(ctx);
     std::lock_guard<std::mutex> lk(mu);
+    ReleaseFramebufferLocked();
     closeInfo = reason;
     closedDone = true;
     NotifyLocked();  // last touch of this object by the session thread's logic
@@ -763,6 +780,7 @@ void Session::Run() {
     freerdp_client_context_free(ctx);
   }
   std::lock_guard<std::mutex> lk(mu);
+  ReleaseFramebufferLocked();
   connectDone = true;
   connectOk = false;
   connectErr = failure;
