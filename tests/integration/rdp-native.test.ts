@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   RdpError,
   RdpSession,
@@ -116,8 +116,11 @@ describe.skipIf(!runnable)('RDP addon against freerdp-shadow-cli (TLS, no auth)'
     fingerprint = probe.fingerprint ?? '';
   });
 
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((s) => s.close()));
+  });
+
   afterAll(async () => {
-    await Promise.all(open.map((s) => s.close()));
     setRdpLogHandler(null);
     await srv?.dispose();
   });
@@ -223,6 +226,60 @@ describe.skipIf(!runnable)('RDP addon against freerdp-shadow-cli (TLS, no auth)'
     // X11 numbers buttons left=1, middle=2, right=3, wheel up=4, down=5
     expect(ev.buttons).toEqual([1, 3, 2, 5, 4]);
     xev.proc.kill();
+  });
+
+  it('a slow JS side never grows a queue: dirty regions merge behind one pending call', async () => {
+    const { s } = await connected();
+    let calls = 0;
+    s.on('frame', () => calls++);
+    await waitFor('initial frames drained', async () => {
+      const c = calls;
+      await new Promise((r) => setTimeout(r, 150));
+      return c === calls;
+    });
+    // 20 colour changes over ~1 s from another process while this thread is blocked
+    const script = srv.spawnX('sh', [
+      '-c',
+      'for c in 100000 200000 300000 400000 500000 600000 700000 800000 900000 a00000 ' +
+        'b00000 c00000 d00000 e00000 f00000 00a000 00b000 00c000 00d000 123456; ' +
+        'do xsetroot -solid "#$c"; sleep 0.05; done',
+    ]);
+    await new Promise((r) => setTimeout(r, 30));
+    const t0 = Date.now();
+    while (Date.now() - t0 < 1800) {
+      /* busy: the event loop cannot run */
+    }
+    calls = 0;
+    await new Promise((r) => setImmediate(r));
+    const burst = calls;
+    await new Promise<void>((r) => (script.proc.exitCode !== null ? r() : script.proc.once('exit', () => r())));
+    await waitFor('final colour', () => pixel(s.getFramebuffer()!, 700, 500).join() === '18,52,86,255');
+    console.log(`[rdp-native] frame callbacks right after a 1.8 s stall with ~20 repaints: ${burst}`);
+    expect(burst).toBeLessThanOrEqual(2);
+  });
+
+  it('a desktop resize on the server re-reads the framebuffer and emits resize', async () => {
+    const { s, frames } = await connected();
+    const sizes: Array<{ width: number; height: number }> = [];
+    s.on('resize', (r) => sizes.push(r));
+    // Xvfb allows shrinking the screen; xrandr complains about the output but applies it
+    await srv.x('xrandr', ['--fb', '800x600']).catch(() => undefined);
+    // the shadow server notices a new size when it next captures a change
+    await srv.x('xsetroot', ['-solid', '#336699']);
+    try {
+      await waitFor('resize to 800x600', () => sizes.some((z) => z.width === 800 && z.height === 600));
+      const fb = s.getFramebuffer();
+      expect([fb?.width, fb?.height]).toEqual([800, 600]);
+      expect(fb?.data.byteLength).toBe(800 * 600 * 4);
+      expect([s.width, s.height]).toEqual([800, 600]);
+      await waitFor('full frame at the new size', () =>
+        frames.flat().some((r) => r.x === 0 && r.y === 0 && r.width === 800 && r.height === 600),
+      );
+    } finally {
+      await srv.x('xrandr', ['--fb', '1024x768']).catch(() => undefined);
+      await srv.x('xsetroot', ['-solid', '#000000']);
+    }
+    await waitFor('resize back', () => sizes.some((z) => z.width === 1024));
   });
 
   it('maps refused connections and unknown hosts to EIO with plain messages', async () => {
