@@ -1,8 +1,10 @@
 // The FreeRDP addon against a real RDP server: freerdp-shadow-cli sharing an Xvfb display.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   RdpError,
   RdpSession,
@@ -394,6 +396,31 @@ describe.skipIf(!runnable)('RDP addon against freerdp-shadow-cli (NLA)', () => {
       const size = await s.connect();
       expect(size).toMatchObject({ width: 800, height: 600 });
       await s.close();
+    }
+  });
+});
+
+describe('RDP addon loader', () => {
+  it('reports EUNAVAILABLE with what to install when the addon cannot load', async () => {
+    const bogus = path.join(mkdtempSync(path.join(os.tmpdir(), 'wraith-rdp-bogus-')), 'wraith_rdp.node');
+    writeFileSync(bogus, 'not a shared object');
+    vi.stubEnv('WRAITH_RDP_ADDON', bogus);
+    vi.resetModules();
+    try {
+      const mod = await import('../../src-main/node/rdp/native.js');
+      const a = mod.rdpAvailability();
+      expect(a.available).toBe(false);
+      if (!a.available) expect(a.message).toMatch(/apt-get install .*freerdp2/);
+      let err: unknown;
+      try {
+        new mod.RdpSession({ host: '127.0.0.1' });
+      } catch (e) {
+        err = e;
+      }
+      expect((err as { code?: string }).code).toBe('EUNAVAILABLE');
+    } finally {
+      vi.unstubAllEnvs();
+      vi.resetModules();
     }
   });
 });

@@ -90,11 +90,16 @@ BOOL WlogMessage(const wLogMessage* msg) {
 }
 BOOL WlogOther(const wLogMessage*) { return TRUE; }
 
-wLogCallbacks g_wlogCallbacks = {WlogOther, WlogOther, WlogMessage, WlogOther};
+wLogCallbacks g_wlogCallbacks;  // filled by name below: member order differs across WinPR versions
 
 void InstallWlog(DWORD level) {
   wLog* root = WLog_GetRoot();
   if (!g_wlogInstalled.exchange(true)) {
+    memset(&g_wlogCallbacks, 0, sizeof(g_wlogCallbacks));
+    g_wlogCallbacks.message = WlogMessage;
+    g_wlogCallbacks.data = WlogOther;
+    g_wlogCallbacks.image = WlogOther;
+    g_wlogCallbacks.package = WlogOther;
     WLog_SetLogAppenderType(root, WLOG_APPENDER_CALLBACK);
     wLogAppender* app = WLog_GetLogAppender(root);
     WLog_ConfigureAppender(app, "callbacks", &g_wlogCallbacks);
@@ -503,6 +508,9 @@ BOOL CbClientNew(freerdp* instance, rdpContext* context) {
   instance->AuthenticateEx = CbAuthenticateEx;
   instance->GatewayAuthenticate = nullptr;
   instance->LoadChannels = CbLoadChannels;
+  // FreeRDP 3's client defaults prompt on stdin; we have no terminal to ask on.
+  instance->ChooseSmartcard = nullptr;
+  instance->PresentGatewayMessage = nullptr;
 #else
   instance->Authenticate = CbAuthenticate;
   instance->GatewayAuthenticate = CbAuthenticate;
