@@ -9,6 +9,10 @@ import { packageVersion } from './paths.js';
 import { EventBus, Router } from './router.js';
 import { SessionRegistry } from './sessions/session-registry.js';
 import { SettingsService } from './settings/settings-service.js';
+import { PtyService } from './pty/pty-service.js';
+import { SshService } from './ssh/ssh-service.js';
+import type { FlowControlOptions } from './terminal/terminal-session.js';
+import { TerminalService } from './terminal/terminal-service.js';
 import { type OsKeyWrapper, Vault } from './vault/vault.js';
 
 export interface AppOptions {
@@ -16,6 +20,8 @@ export interface AppOptions {
   host: 'electron' | 'server' | 'in-process';
   /** Electron's safeStorage; absent in headless hosts. */
   osKeyWrapper?: OsKeyWrapper | null;
+  /** Tuning for terminals (tests, benchmarks): flow-control watermarks, login prompt timeout. */
+  terminal?: { flow?: Partial<FlowControlOptions>; promptTimeoutMs?: number };
 }
 
 /**
@@ -31,6 +37,9 @@ export class App {
   readonly connections: ConnectionsService;
   readonly hostKeys: HostKeyStore;
   readonly sessions: SessionRegistry;
+  readonly terminals: TerminalService;
+  readonly ssh: SshService;
+  readonly pty: PtyService;
   private disposed = false;
 
   constructor(readonly options: AppOptions) {
@@ -41,11 +50,29 @@ export class App {
     this.hostKeys = new HostKeyStore(this.db);
     this.sessions = new SessionRegistry(this.bus);
     this.registerFoundation();
+    this.terminals = new TerminalService();
+    const terminalDeps = {
+      bus: this.bus,
+      sessions: this.sessions,
+      terminals: this.terminals,
+      ringBufferBytes: () => this.settings.get()['terminal.ringBufferBytes'],
+      flow: options.terminal?.flow,
+    };
+    this.ssh = new SshService({
+      ...terminalDeps,
+      connections: this.connections,
+      hostKeys: this.hostKeys,
+      keepaliveIntervalMs: () => this.settings.get()['ssh.keepaliveIntervalMs'],
+      promptTimeoutMs: options.terminal?.promptTimeoutMs,
+    });
+    this.pty = new PtyService(terminalDeps);
+    this.registerTerminals();
   }
 
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
+    this.ssh.dispose();
     await this.sessions.closeAll();
     this.db.close();
   }
@@ -90,5 +117,11 @@ export class App {
 
     r.handle('sessions.list', () => this.sessions.list());
     r.handle('sessions.close', async (i) => (await this.sessions.close(i.sessionId), OK));
+  }
+
+  private registerTerminals(): void {
+    this.terminals.register(this.router);
+    this.ssh.register(this.router);
+    this.pty.register(this.router);
   }
 }
