@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import type { Duplex } from 'node:stream';
-import { type AnyAuthMethod, Client, type Prompt, utils } from 'ssh2';
+import { type AnyAuthMethod, type AuthHandlerMiddleware, Client, type Prompt, utils } from 'ssh2';
 import { WraithError } from '../../common/errors.js';
 import type { ResolvedConnection } from '../connections/connections-service.js';
 import { type HostKeyStore, sshFingerprint } from '../hostkeys/host-key-store.js';
@@ -169,9 +169,26 @@ export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: D
       });
     };
     let passwordUsedForKi = false;
-    const authHandler: AnyAuthMethod[] = auth.map((a) =>
+    const methods: AnyAuthMethod[] = auth.map((a) =>
       a.type === 'keyboard-interactive' ? { type: 'keyboard-interactive', username: conn.username, prompt: kiPrompt } : a,
     );
+    let next = 0;
+    let passwordTried = false;
+    // Asks with "none" first (as OpenSSH) to learn what the server accepts, then tries only
+    // those; keyboard-interactive stands in for password auth only where password is not offered.
+    const authHandler: AuthHandlerMiddleware = (authsLeft, _partial, cb) => {
+      if (authsLeft === null || authsLeft === undefined) return cb({ type: 'none', username: conn.username });
+      while (next < methods.length) {
+        const m = methods[next++] as AnyAuthMethod;
+        const wire = m.type === 'agent' ? 'publickey' : m.type;
+        if (!authsLeft.includes(wire)) continue;
+        if (m.type === 'keyboard-interactive' && passwordTried) continue;
+        if (m.type === 'password') passwordTried = true;
+        return cb(m);
+      }
+      // `false` means "no more methods" (ssh2's documented contract; @types/ssh2 omits it).
+      Reflect.apply(cb, undefined, [false]);
+    };
 
     const keepalive = deps.keepaliveIntervalMs(conn);
     client.connect({
