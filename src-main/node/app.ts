@@ -1,5 +1,6 @@
 import { events, methods } from '../common/contract/index.js';
 import { OK } from '../common/contract/define.js';
+import { WraithError } from '../common/errors.js';
 import { describeContract } from '../common/contract/describe.js';
 import { type Db, openDatabase } from './db/database.js';
 import { ConnectionsService } from './connections/connections-service.js';
@@ -9,6 +10,8 @@ import { packageVersion } from './paths.js';
 import { EventBus, Router } from './router.js';
 import { SessionRegistry } from './sessions/session-registry.js';
 import { SettingsService } from './settings/settings-service.js';
+import { registerSftpHandlers } from './sftp/sftp-handlers.js';
+import { SftpService } from './sftp/sftp-service.js';
 import { type OsKeyWrapper, Vault } from './vault/vault.js';
 
 export interface AppOptions {
@@ -31,6 +34,7 @@ export class App {
   readonly connections: ConnectionsService;
   readonly hostKeys: HostKeyStore;
   readonly sessions: SessionRegistry;
+  readonly sftp: SftpService;
   private disposed = false;
 
   constructor(readonly options: AppOptions) {
@@ -40,12 +44,19 @@ export class App {
     this.connections = new ConnectionsService(this.db, this.vault);
     this.hostKeys = new HostKeyStore(this.db);
     this.sessions = new SessionRegistry(this.bus);
+    // TODO(lead): once SshService lands, use its channel: `new SftpService((id) => this.ssh.sftp(id), …)`.
+    this.sftp = new SftpService(
+      () => Promise.reject(new WraithError('EUNAVAILABLE', 'SSH sessions are not available yet.')),
+      { emitProgress: (p) => this.bus.emit('transfer.progress', p) },
+    );
     this.registerFoundation();
+    this.registerSftp();
   }
 
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
+    await this.sftp.dispose();
     await this.sessions.closeAll();
     this.db.close();
   }
@@ -90,5 +101,9 @@ export class App {
 
     r.handle('sessions.list', () => this.sessions.list());
     r.handle('sessions.close', async (i) => (await this.sessions.close(i.sessionId), OK));
+  }
+
+  private registerSftp(): void {
+    registerSftpHandlers(this.router, this.sftp);
   }
 }

@@ -6,6 +6,7 @@ import { hostkeysMethods } from './hostkeys.js';
 import { sessionsEvents, sessionsMethods } from './sessions.js';
 import { ptyMethods } from './pty.js';
 import { settingsMethods } from './settings.js';
+import { sftpEvents, sftpMethods } from './sftp.js';
 import { sshEvents, sshMethods } from './ssh.js';
 import { terminalEvents, terminalMethods } from './terminal.js';
 import { vaultMethods } from './vault.js';
@@ -24,12 +25,14 @@ export const methods = {
   ...sshMethods,
   ...terminalMethods,
   ...ptyMethods,
+  ...sftpMethods,
 } satisfies Record<string, MethodDef>;
 
 export const events = {
   ...sessionsEvents,
   ...sshEvents,
   ...terminalEvents,
+  ...sftpEvents,
 } satisfies Record<string, EventDef>;
 
 export type Methods = typeof methods;
@@ -59,6 +62,7 @@ export * from './hostkeys.js';
 export * from './sessions.js';
 export * from './pty.js';
 export * from './settings.js';
+export * from './sftp.js';
 export * from './ssh.js';
 export * from './terminal.js';
 export * from './vault.js';
