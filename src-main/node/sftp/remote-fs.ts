@@ -2,6 +2,7 @@ import { posix } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { FileEntryWithStats, InputAttributes, SFTPWrapper, Stats } from 'ssh2';
 import type { SftpEntry, SftpEntryType } from '../../common/contract/sftp.js';
+import { WraithError } from '../../common/errors.js';
 import { fromSftpError, isSftpStatus } from './sftp-errors.js';
 
 /** Bits of st_mode (POSIX). */
@@ -68,6 +69,22 @@ export function toEntry(
 }
 
 /**
+ * ssh2 accepts requests on a closed SFTP channel and never answers them, so every request
+ * first checks that the channel is still open both ways (`incoming`/`outgoing.state`, not in
+ * the typings; after a dropped connection only `incoming` says "closed").
+ */
+export function channelOpen(sftp: SFTPWrapper): boolean {
+  return sideOpen(sftp, 'incoming') && sideOpen(sftp, 'outgoing');
+}
+
+function sideOpen(sftp: SFTPWrapper, side: 'incoming' | 'outgoing'): boolean {
+  if (!(side in sftp)) return true;
+  const state: unknown = Reflect.get(sftp, side);
+  if (typeof state !== 'object' || state === null || !('state' in state)) return true;
+  return side === 'incoming' ? state.state !== 'closed' : state.state === 'open';
+}
+
+/**
  * Promise-shaped SFTP calls on one channel. Every failure becomes a WraithError naming the
  * action and path. The channel belongs to the SSH session; this never closes it.
  */
@@ -76,6 +93,10 @@ export class RemoteFs {
 
   private call<T>(action: string, path: string, fn: (cb: (err: Error | undefined | null, value: T) => void) => void): Promise<T> {
     return new Promise<T>((resolve, reject) => {
+      if (!channelOpen(this.sftp)) {
+        reject(new WraithError('ESESSIONCLOSED', `Cannot ${action} ${path}: the SSH connection was closed.`, { path }));
+        return;
+      }
       try {
         fn((err, value) => (err ? reject(fromSftpError(err, action, path)) : resolve(value)));
       } catch (err) {
@@ -99,6 +120,7 @@ export class RemoteFs {
 
   /** lstat, or null when nothing is there. */
   async lstatOrNull(path: string): Promise<Stats | null> {
+    if (!channelOpen(this.sftp)) return this.lstat(path); // fails with ESESSIONCLOSED
     return new Promise((resolve, reject) => {
       try {
         this.sftp.lstat(path, (err, st) => {
@@ -173,6 +195,7 @@ export class RemoteFs {
    */
   async replace(from: string, to: string): Promise<void> {
     const posixRename = await new Promise<boolean | Error>((resolve) => {
+      if (!channelOpen(this.sftp)) return resolve(false);
       try {
         this.sftp.ext_openssh_rename(from, to, (err) => resolve(err ?? true));
       } catch {

@@ -112,6 +112,7 @@ export async function runDownload(rfs: RemoteFs, t: Transfer, overwrite: boolean
   if (existing && !existing.isDirectory()) {
     throw sftpError('EBADARGS', `Cannot download the folder ${remote} over the local file ${dest}.`, 'not_a_directory', { path: dest });
   }
+  t.kind = 'folder';
   const tree = await walkRemote(rfs, remote, t.signal);
   setTotals(t, tree);
   // A new folder is built under a temp name and renamed at the end; into an existing one
@@ -187,6 +188,7 @@ export async function runUpload(rfs: RemoteFs, t: Transfer, overwrite: boolean, 
   if (existing && existingType !== 'dir') {
     throw sftpError('EBADARGS', `Cannot upload the folder ${local} over ${dest}, which is not a folder.`, 'not_a_directory', { path: dest });
   }
+  t.kind = 'folder';
   const tree = await walkLocal(local, t.signal);
   setTotals(t, tree);
   const staging = existing ? null : tempNameFor(dest);

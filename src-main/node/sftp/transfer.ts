@@ -33,7 +33,8 @@ export class Transfer {
   constructor(
     readonly sessionId: string,
     readonly direction: Direction,
-    readonly kind: 'file' | 'folder',
+    /** Set to 'folder' once the source turns out to be one. */
+    public kind: 'file' | 'folder',
     readonly localPath: string | null,
     readonly remotePath: string,
   ) {}
