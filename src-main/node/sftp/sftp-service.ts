@@ -47,7 +47,7 @@ interface StreamUpload {
 }
 
 /** Defaults measured with bench/sftp-throughput.ts against OpenSSH 9.2 on localhost. */
-const DEFAULT_TUNING: TransferTuning = { chunkSize: 256 * 1024, concurrency: 16, fileConcurrency: 4 };
+const DEFAULT_TUNING: TransferTuning = { chunkSize: 256 * 1024, concurrency: 32, fileConcurrency: 4 };
 /** Symlinks whose targets a listing resolves (two requests each); beyond that, target unknown. */
 const MAX_RESOLVED_LINKS = 500;
 
