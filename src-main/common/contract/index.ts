@@ -5,6 +5,7 @@ import { healthMethods } from './health.js';
 import { hostkeysMethods } from './hostkeys.js';
 import { sessionsEvents, sessionsMethods } from './sessions.js';
 import { ptyMethods } from './pty.js';
+import { rdpEvents, rdpMethods } from './rdp.js';
 import { settingsMethods } from './settings.js';
 import { sftpEvents, sftpMethods } from './sftp.js';
 import { sshEvents, sshMethods } from './ssh.js';
@@ -25,6 +26,7 @@ export const methods = {
   ...sshMethods,
   ...terminalMethods,
   ...ptyMethods,
+  ...rdpMethods,
   ...sftpMethods,
 } satisfies Record<string, MethodDef>;
 
@@ -32,6 +34,7 @@ export const events = {
   ...sessionsEvents,
   ...sshEvents,
   ...terminalEvents,
+  ...rdpEvents,
   ...sftpEvents,
 } satisfies Record<string, EventDef>;
 
@@ -61,6 +64,7 @@ export * from './health.js';
 export * from './hostkeys.js';
 export * from './sessions.js';
 export * from './pty.js';
+export * from './rdp.js';
 export * from './settings.js';
 export * from './sftp.js';
 export * from './ssh.js';
