@@ -4,10 +4,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { chownSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client, type SFTPWrapper } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { WraithError } from '../../src-main/common/errors.js';
+import { App } from '../../src-main/node/app.js';
+import { connectInProcess } from '../../src-main/node/in-process.js';
 import { Router } from '../../src-main/node/router.js';
 import { registerSftpHandlers } from '../../src-main/node/sftp/sftp-handlers.js';
 import { SftpService } from '../../src-main/node/sftp/sftp-service.js';
@@ -249,4 +253,18 @@ describe('bad input gets a stable code, never a crash', () => {
     // The service is still fine afterwards.
     expect((await service.stat(SESSION, `${dir}/afile`)).size).toBe(1);
   });
+});
+
+test('the App serves sftp.* and, until SSH sessions are wired, answers EUNAVAILABLE', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'wraith-sftp-app-'));
+  const app = new App({ dataDir, host: 'in-process' });
+  const c = connectInProcess(app);
+  try {
+    await expect(c.call('sftp.list', { sessionId: 'any', path: '.' })).rejects.toMatchObject({ code: 'EUNAVAILABLE' });
+    expect(await c.call('sftp.transfers')).toEqual([]);
+  } finally {
+    c.close();
+    await app.dispose();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });
