@@ -15,6 +15,8 @@ import { PtyService } from './pty/pty-service.js';
 import { SshService } from './ssh/ssh-service.js';
 import type { FlowControlOptions } from './terminal/terminal-session.js';
 import { TerminalService } from './terminal/terminal-service.js';
+import { registerSftpHandlers } from './sftp/sftp-handlers.js';
+import { SftpService } from './sftp/sftp-service.js';
 import { type OsKeyWrapper, Vault } from './vault/vault.js';
 
 export interface AppOptions {
@@ -43,6 +45,7 @@ export class App {
   readonly terminals: TerminalService;
   readonly ssh: SshService;
   readonly pty: PtyService;
+  readonly sftp: SftpService;
   private disposed = false;
 
   constructor(readonly options: AppOptions) {
@@ -53,6 +56,10 @@ export class App {
     this.hostKeys = new HostKeyStore(this.db);
     this.sessions = new SessionRegistry(this.bus);
     this.rdp = new RdpService(this.connections, this.hostKeys, this.sessions, this.bus);
+    // SFTP rides on the SSH session's connection (one cached SFTP channel per session).
+    this.sftp = new SftpService((sessionId) => this.ssh.sftp(sessionId), {
+      emitProgress: (p) => this.bus.emit('transfer.progress', p),
+    });
     this.registerFoundation();
     this.registerRdp();
     this.terminals = new TerminalService();
@@ -72,12 +79,14 @@ export class App {
     });
     this.pty = new PtyService(terminalDeps);
     this.registerTerminals();
+    this.registerSftp();
   }
 
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
     this.ssh.dispose();
+    await this.sftp.dispose();
     await this.sessions.closeAll();
     this.db.close();
   }
@@ -166,5 +175,9 @@ export class App {
     this.terminals.register(this.router);
     this.ssh.register(this.router);
     this.pty.register(this.router);
+  }
+
+  private registerSftp(): void {
+    registerSftpHandlers(this.router, this.sftp);
   }
 }

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import v8 from 'node:v8';
+import { Worker } from 'node:worker_threads';
 import vm from 'node:vm';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
@@ -341,6 +342,26 @@ describe.skipIf(!runnable)('RDP addon against freerdp-shadow-cli (TLS, no auth)'
     expect(after.rssKb - before.rssKb).toBeLessThan(96 * 1024);
     expect(after.rssKb - (samples[0] ?? 0)).toBeLessThan(24 * 1024);
   }, 180_000);
+
+  it('terminating a worker thread with live sessions neither crashes nor leaks threads', async () => {
+    const before = await settledStatus();
+    const addonPath = path.resolve('native/rdp/build/Release/wraith_rdp.node');
+    const code = `
+      const { parentPort, workerData } = require('node:worker_threads');
+      const addon = require(workerData.addonPath);
+      const o = { host: '127.0.0.1', port: workerData.port, security: 'tls', trustedFingerprint: workerData.fp };
+      const live = new addon.RdpSession(o, { onFrame() {} });
+      new addon.RdpSession(o, {}).connect().catch(() => {}); // still connecting at teardown
+      live.connect().then(() => parentPort.postMessage('connected'), (e) => parentPort.postMessage(e.message));
+    `;
+    for (let i = 0; i < 3; i++) {
+      const w = new Worker(code, { eval: true, workerData: { addonPath, port: srv.port, fp: fingerprint } });
+      expect(await new Promise((r) => w.once('message', r))).toBe('connected');
+      await w.terminate();
+    }
+    const after = await settledStatus();
+    expect(after.threads).toBeLessThanOrEqual(before.threads);
+  });
 
   it('killing the server ends the session with a closed event, without crashing', async () => {
     const { s } = await connected();
