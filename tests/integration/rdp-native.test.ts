@@ -298,6 +298,32 @@ describe.skipIf(!runnable)('RDP addon against freerdp-shadow-cli (TLS, no auth)'
     expect(dns.message).toMatch(/not found|could not reach/i);
   });
 
+  it('a security protocol the server does not offer is ESECURITY', async () => {
+    for (const security of ['nla', 'rdp'] as const) {
+      const err = (await new RdpSession(opts({ security, username: 'u', password: 'p' }))
+        .connect()
+        .catch((e: unknown) => e)) as RdpError;
+      expect(err.code).toBe('ESECURITY');
+      expect(err.message).toContain(security);
+    }
+  });
+
+  it('a throwing frame handler surfaces as an error event, not a crash', async () => {
+    const s = new RdpSession(opts());
+    open.push(s);
+    const errors: unknown[] = [];
+    s.on('error', (e) => errors.push(e));
+    s.on('frame', () => {
+      throw new Error('renderer bug');
+    });
+    await s.connect();
+    await waitFor('handler error', () => errors.length > 0);
+    expect((errors[0] as Error).message).toBe('renderer bug');
+    expect(s.state).toBe('connected');
+    s.mouseMove(5, 5);
+    await waitFor('pointer still driven', async () => (await srv.mouseLocation()).x === 5);
+  });
+
   it('close() while connecting cancels cleanly', async () => {
     const s = new RdpSession(opts());
     const p = s.connect().catch((e: unknown) => e);
