@@ -258,7 +258,9 @@ describe.skipIf(!runnable)('RDP addon against freerdp-shadow-cli (TLS, no auth)'
     await new Promise<void>((r) => (script.proc.exitCode !== null ? r() : script.proc.once('exit', () => r())));
     await waitFor('final colour', () => pixel(s.getFramebuffer()!, 700, 500).join() === '18,52,86,255');
     console.log(`[rdp-native] frame callbacks right after a 1.8 s stall with ~20 repaints: ${burst}`);
-    expect(burst).toBeLessThanOrEqual(2);
+    // a queue would replay every repaint (~20); merged state gives one call, and at most
+    // a paint or two that lands while that call runs
+    expect(burst).toBeLessThanOrEqual(3);
   });
 
   it('a desktop resize on the server re-reads the framebuffer and emits resize', async () => {
