@@ -11,6 +11,10 @@ import { RdpService } from './rdp/rdp-service.js';
 import { EventBus, Router } from './router.js';
 import { SessionRegistry } from './sessions/session-registry.js';
 import { SettingsService } from './settings/settings-service.js';
+import { PtyService } from './pty/pty-service.js';
+import { SshService } from './ssh/ssh-service.js';
+import type { FlowControlOptions } from './terminal/terminal-session.js';
+import { TerminalService } from './terminal/terminal-service.js';
 import { registerSftpHandlers } from './sftp/sftp-handlers.js';
 import { SftpService } from './sftp/sftp-service.js';
 import { type OsKeyWrapper, Vault } from './vault/vault.js';
@@ -20,6 +24,8 @@ export interface AppOptions {
   host: 'electron' | 'server' | 'in-process';
   /** Electron's safeStorage; absent in headless hosts. */
   osKeyWrapper?: OsKeyWrapper | null;
+  /** Tuning for terminals (tests, benchmarks): flow-control watermarks, login prompt timeout. */
+  terminal?: { flow?: Partial<FlowControlOptions>; promptTimeoutMs?: number };
 }
 
 /**
@@ -36,6 +42,9 @@ export class App {
   readonly hostKeys: HostKeyStore;
   readonly sessions: SessionRegistry;
   readonly rdp: RdpService;
+  readonly terminals: TerminalService;
+  readonly ssh: SshService;
+  readonly pty: PtyService;
   readonly sftp: SftpService;
   private disposed = false;
 
@@ -47,19 +56,36 @@ export class App {
     this.hostKeys = new HostKeyStore(this.db);
     this.sessions = new SessionRegistry(this.bus);
     this.rdp = new RdpService(this.connections, this.hostKeys, this.sessions, this.bus);
-    // TODO(lead): once SshService lands, use its channel: `new SftpService((id) => this.ssh.sftp(id), …)`.
-    this.sftp = new SftpService(
-      () => Promise.reject(new WraithError('EUNAVAILABLE', 'SSH sessions are not available yet.')),
-      { emitProgress: (p) => this.bus.emit('transfer.progress', p) },
-    );
+    // SFTP rides on the SSH session's connection (one cached SFTP channel per session).
+    this.sftp = new SftpService((sessionId) => this.ssh.sftp(sessionId), {
+      emitProgress: (p) => this.bus.emit('transfer.progress', p),
+    });
     this.registerFoundation();
     this.registerRdp();
+    this.terminals = new TerminalService();
+    const terminalDeps = {
+      bus: this.bus,
+      sessions: this.sessions,
+      terminals: this.terminals,
+      ringBufferBytes: () => this.settings.get()['terminal.ringBufferBytes'],
+      flow: options.terminal?.flow,
+    };
+    this.ssh = new SshService({
+      ...terminalDeps,
+      connections: this.connections,
+      hostKeys: this.hostKeys,
+      keepaliveIntervalMs: () => this.settings.get()['ssh.keepaliveIntervalMs'],
+      promptTimeoutMs: options.terminal?.promptTimeoutMs,
+    });
+    this.pty = new PtyService(terminalDeps);
+    this.registerTerminals();
     this.registerSftp();
   }
 
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
+    this.ssh.dispose();
     await this.sftp.dispose();
     await this.sessions.closeAll();
     this.db.close();
@@ -143,6 +169,12 @@ export class App {
       const shot = await rdp.tab(i.sessionId).screenshot(i);
       return { ...shot, data: shot.data.toString('base64') };
     });
+  }
+
+  private registerTerminals(): void {
+    this.terminals.register(this.router);
+    this.ssh.register(this.router);
+    this.pty.register(this.router);
   }
 
   private registerSftp(): void {
