@@ -85,8 +85,9 @@ export class App {
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
-    this.ssh.dispose();
+    // Transfers first: their remote temp files are removed over the SSH connections.
     await this.sftp.dispose();
+    this.ssh.dispose();
     await this.sessions.closeAll();
     this.db.close();
   }
