@@ -5,6 +5,7 @@ import { healthMethods } from './health.js';
 import { hostkeysMethods } from './hostkeys.js';
 import { sessionsEvents, sessionsMethods } from './sessions.js';
 import { ptyMethods } from './pty.js';
+import { rdpEvents, rdpMethods } from './rdp.js';
 import { settingsMethods } from './settings.js';
 import { sshEvents, sshMethods } from './ssh.js';
 import { terminalEvents, terminalMethods } from './terminal.js';
@@ -24,12 +25,14 @@ export const methods = {
   ...sshMethods,
   ...terminalMethods,
   ...ptyMethods,
+  ...rdpMethods,
 } satisfies Record<string, MethodDef>;
 
 export const events = {
   ...sessionsEvents,
   ...sshEvents,
   ...terminalEvents,
+  ...rdpEvents,
 } satisfies Record<string, EventDef>;
 
 export type Methods = typeof methods;
@@ -58,6 +61,7 @@ export * from './health.js';
 export * from './hostkeys.js';
 export * from './sessions.js';
 export * from './pty.js';
+export * from './rdp.js';
 export * from './settings.js';
 export * from './ssh.js';
 export * from './terminal.js';
