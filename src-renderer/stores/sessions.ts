@@ -85,8 +85,9 @@ export const useSessionsStore = defineStore('sessions', () => {
       tab.phase = 'open';
       tab.problem = null;
     } else if (info.state === 'disconnected') {
-      tab.phase = 'disconnected';
-      tab.problem = { code: 'ESESSIONCLOSED', message: info.reason ?? 'The connection dropped.', details: {} };
+      // A local shell that exited cannot reconnect: it ended, and may be relaunched.
+      tab.phase = tab.kind === 'pty' ? 'ended' : 'disconnected';
+      tab.problem = { code: 'ESESSIONCLOSED', message: info.reason ?? (tab.kind === 'pty' ? 'The shell exited.' : 'The connection dropped.'), details: {} };
     } else if (info.state === 'closed' && tab.phase !== 'ended') {
       tab.phase = 'ended';
       tab.problem = { code: 'ESESSIONCLOSED', message: info.reason ?? 'Session ended.', details: {} };
@@ -94,9 +95,10 @@ export const useSessionsStore = defineStore('sessions', () => {
   }
 
   host.on('session.changed', applyInfo);
+  // SSH sessions report through session.changed (disconnected: Reconnect); a local shell's exit ends it.
   host.on('terminal.exit', (p) => {
     const tab = bySession(p.sessionId);
-    if (!tab) return;
+    if (!tab || tab.kind !== 'pty') return;
     tab.phase = 'ended';
     tab.problem = { code: 'ESESSIONCLOSED', message: exitReason(p), details: {} };
   });
@@ -203,12 +205,11 @@ export const useSessionsStore = defineStore('sessions', () => {
   async function reconnect(key: string): Promise<void> {
     const tab = find(key);
     if (!tab?.sessionId) return;
-    tab.phase = 'starting';
+    // The tab stays "disconnected" (typing goes nowhere) until the host reports it open again.
     try {
       await vault.withUnlocked(`Reconnect to ${tab.title}`, () => host.call('ssh.reconnect', { sessionId: tab.sessionId ?? '' }));
       const info = tab.sessionId ? infos.value[tab.sessionId] : undefined;
       if (info) applyInfo(info);
-      if (tab.phase === 'starting') tab.phase = 'open';
     } catch (err) {
       const e = asWraithError(err);
       tab.phase = 'disconnected';
@@ -220,6 +221,9 @@ export const useSessionsStore = defineStore('sessions', () => {
   async function relaunch(key: string, cols: number, rows: number): Promise<void> {
     const tab = find(key);
     if (!tab) return;
+    const old = tab.sessionId;
+    // The exited session may still be listed (state disconnected); it is done, free it.
+    if (old && infos.value[old]) await host.call('sessions.close', { sessionId: old }).catch(() => undefined);
     tab.sessionId = null;
     tab.reattach = false;
     await start(key, cols, rows);

@@ -137,10 +137,12 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
   async function paste(text: string): Promise<void> {
     if (!term || !text) return;
     if (MULTILINE.test(text.replace(/[\r\n]+$/, '')) && settings.values['terminal.confirmMultilinePaste'] && options.confirmPaste) {
-      if (!(await options.confirmPaste(text))) return;
+      const ok = await options.confirmPaste(text);
+      term?.focus();
+      if (!ok) return;
     }
     // xterm wraps it in ESC[200~ … ESC[201~ when the program asked for bracketed paste.
-    term.paste(text);
+    term?.paste(text);
   }
 
   function keyHandler(ev: KeyboardEvent): boolean {
