@@ -11,6 +11,12 @@ import { RdpService } from './rdp/rdp-service.js';
 import { EventBus, Router } from './router.js';
 import { SessionRegistry } from './sessions/session-registry.js';
 import { SettingsService } from './settings/settings-service.js';
+import { PtyService } from './pty/pty-service.js';
+import { SshService } from './ssh/ssh-service.js';
+import type { FlowControlOptions } from './terminal/terminal-session.js';
+import { TerminalService } from './terminal/terminal-service.js';
+import { registerSftpHandlers } from './sftp/sftp-handlers.js';
+import { SftpService } from './sftp/sftp-service.js';
 import { type OsKeyWrapper, Vault } from './vault/vault.js';
 
 export interface AppOptions {
@@ -18,6 +24,8 @@ export interface AppOptions {
   host: 'electron' | 'server' | 'in-process';
   /** Electron's safeStorage; absent in headless hosts. */
   osKeyWrapper?: OsKeyWrapper | null;
+  /** Tuning for terminals (tests, benchmarks): flow-control watermarks, login prompt timeout. */
+  terminal?: { flow?: Partial<FlowControlOptions>; promptTimeoutMs?: number };
 }
 
 /**
@@ -34,6 +42,10 @@ export class App {
   readonly hostKeys: HostKeyStore;
   readonly sessions: SessionRegistry;
   readonly rdp: RdpService;
+  readonly terminals: TerminalService;
+  readonly ssh: SshService;
+  readonly pty: PtyService;
+  readonly sftp: SftpService;
   private disposed = false;
 
   constructor(readonly options: AppOptions) {
@@ -44,13 +56,37 @@ export class App {
     this.hostKeys = new HostKeyStore(this.db);
     this.sessions = new SessionRegistry(this.bus);
     this.rdp = new RdpService(this.connections, this.hostKeys, this.sessions, this.bus);
+    // SFTP rides on the SSH session's connection (one cached SFTP channel per session).
+    this.sftp = new SftpService((sessionId) => this.ssh.sftp(sessionId), {
+      emitProgress: (p) => this.bus.emit('transfer.progress', p),
+    });
     this.registerFoundation();
     this.registerRdp();
+    this.terminals = new TerminalService();
+    const terminalDeps = {
+      bus: this.bus,
+      sessions: this.sessions,
+      terminals: this.terminals,
+      ringBufferBytes: () => this.settings.get()['terminal.ringBufferBytes'],
+      flow: options.terminal?.flow,
+    };
+    this.ssh = new SshService({
+      ...terminalDeps,
+      connections: this.connections,
+      hostKeys: this.hostKeys,
+      keepaliveIntervalMs: () => this.settings.get()['ssh.keepaliveIntervalMs'],
+      promptTimeoutMs: options.terminal?.promptTimeoutMs,
+    });
+    this.pty = new PtyService(terminalDeps);
+    this.registerTerminals();
+    this.registerSftp();
   }
 
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
+    this.ssh.dispose();
+    await this.sftp.dispose();
     await this.sessions.closeAll();
     this.db.close();
   }
@@ -133,5 +169,15 @@ export class App {
       const shot = await rdp.tab(i.sessionId).screenshot(i);
       return { ...shot, data: shot.data.toString('base64') };
     });
+  }
+
+  private registerTerminals(): void {
+    this.terminals.register(this.router);
+    this.ssh.register(this.router);
+    this.pty.register(this.router);
+  }
+
+  private registerSftp(): void {
+    registerSftpHandlers(this.router, this.sftp);
   }
 }

@@ -1,8 +1,11 @@
 // The FreeRDP addon against a real RDP server: freerdp-shadow-cli sharing an Xvfb display.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import v8 from 'node:v8';
+import { Worker } from 'node:worker_threads';
 import vm from 'node:vm';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   RdpError,
   RdpSession,
@@ -340,6 +343,26 @@ describe.skipIf(!runnable)('RDP addon against freerdp-shadow-cli (TLS, no auth)'
     expect(after.rssKb - (samples[0] ?? 0)).toBeLessThan(24 * 1024);
   }, 180_000);
 
+  it('terminating a worker thread with live sessions neither crashes nor leaks threads', async () => {
+    const before = await settledStatus();
+    const addonPath = path.resolve('native/rdp/build/Release/wraith_rdp.node');
+    const code = `
+      const { parentPort, workerData } = require('node:worker_threads');
+      const addon = require(workerData.addonPath);
+      const o = { host: '127.0.0.1', port: workerData.port, security: 'tls', trustedFingerprint: workerData.fp };
+      const live = new addon.RdpSession(o, { onFrame() {} });
+      new addon.RdpSession(o, {}).connect().catch(() => {}); // still connecting at teardown
+      live.connect().then(() => parentPort.postMessage('connected'), (e) => parentPort.postMessage(e.message));
+    `;
+    for (let i = 0; i < 3; i++) {
+      const w = new Worker(code, { eval: true, workerData: { addonPath, port: srv.port, fp: fingerprint } });
+      expect(await new Promise((r) => w.once('message', r))).toBe('connected');
+      await w.terminate();
+    }
+    const after = await settledStatus();
+    expect(after.threads).toBeLessThanOrEqual(before.threads);
+  });
+
   it('killing the server ends the session with a closed event, without crashing', async () => {
     const { s } = await connected();
     const closed = new Promise<RdpClosedInfo>((r) => s.once('closed', r));
@@ -394,6 +417,31 @@ describe.skipIf(!runnable)('RDP addon against freerdp-shadow-cli (NLA)', () => {
       const size = await s.connect();
       expect(size).toMatchObject({ width: 800, height: 600 });
       await s.close();
+    }
+  });
+});
+
+describe('RDP addon loader', () => {
+  it('reports EUNAVAILABLE with what to install when the addon cannot load', async () => {
+    const bogus = path.join(mkdtempSync(path.join(os.tmpdir(), 'wraith-rdp-bogus-')), 'wraith_rdp.node');
+    writeFileSync(bogus, 'not a shared object');
+    vi.stubEnv('WRAITH_RDP_ADDON', bogus);
+    vi.resetModules();
+    try {
+      const mod = await import('../../src-main/node/rdp/native.js');
+      const a = mod.rdpAvailability();
+      expect(a.available).toBe(false);
+      if (!a.available) expect(a.message).toMatch(/apt-get install .*freerdp2/);
+      let err: unknown;
+      try {
+        new mod.RdpSession({ host: '127.0.0.1' });
+      } catch (e) {
+        err = e;
+      }
+      expect((err as { code?: string }).code).toBe('EUNAVAILABLE');
+    } finally {
+      vi.unstubAllEnvs();
+      vi.resetModules();
     }
   });
 });

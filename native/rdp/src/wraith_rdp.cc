@@ -37,6 +37,11 @@
 #include <winpr/wlog.h>
 #include <freerdp/freerdp.h>
 #include <freerdp/client.h>
+#include <freerdp/client/cmdline.h>
+#include <freerdp/channels/rdpgfx.h>
+#include <freerdp/client/rdpgfx.h>
+#include <freerdp/event.h>
+#include <freerdp/gdi/gfx.h>
 #include <freerdp/gdi/gdi.h>
 #include <freerdp/codec/region.h>
 #include <freerdp/error.h>
@@ -85,11 +90,16 @@ BOOL WlogMessage(const wLogMessage* msg) {
 }
 BOOL WlogOther(const wLogMessage*) { return TRUE; }
 
-wLogCallbacks g_wlogCallbacks = {WlogOther, WlogOther, WlogMessage, WlogOther};
+wLogCallbacks g_wlogCallbacks;  // filled by name below: member order differs across WinPR versions
 
 void InstallWlog(DWORD level) {
   wLog* root = WLog_GetRoot();
   if (!g_wlogInstalled.exchange(true)) {
+    memset(&g_wlogCallbacks, 0, sizeof(g_wlogCallbacks));
+    g_wlogCallbacks.message = WlogMessage;
+    g_wlogCallbacks.data = WlogOther;
+    g_wlogCallbacks.image = WlogOther;
+    g_wlogCallbacks.package = WlogOther;
     WLog_SetLogAppenderType(root, WLOG_APPENDER_CALLBACK);
     wLogAppender* app = WLog_GetLogAppender(root);
     WLog_ConfigureAppender(app, "callbacks", &g_wlogCallbacks);
@@ -136,6 +146,7 @@ struct Options {
   std::string trustedFingerprint;
   std::string configDir;
   uint32_t timeoutMs = 15000;
+  bool gfx = true;  // graphics pipeline (rdpgfx) when the server offers it
 };
 
 class Session;
@@ -425,8 +436,41 @@ BOOL CbDesktopResize(rdpContext* ctx) {
   return TRUE;
 }
 
+#if WR_FRDP3
+#define WR_EVT_CONST const
+#else
+#define WR_EVT_CONST
+#endif
+
+void OnChannelConnected(void* context, WR_EVT_CONST ChannelConnectedEventArgs* e) {
+  rdpContext* ctx = static_cast<rdpContext*>(context);
+  if (e && e->name && strcmp(e->name, RDPGFX_DVC_CHANNEL_NAME) == 0 && ctx->gdi)
+    gdi_graphics_pipeline_init(ctx->gdi, static_cast<RdpgfxClientContext*>(e->pInterface));
+}
+
+void OnChannelDisconnected(void* context, WR_EVT_CONST ChannelDisconnectedEventArgs* e) {
+  rdpContext* ctx = static_cast<rdpContext*>(context);
+  if (e && e->name && strcmp(e->name, RDPGFX_DVC_CHANNEL_NAME) == 0 && ctx->gdi)
+    gdi_graphics_pipeline_uninit(ctx->gdi, static_cast<RdpgfxClientContext*>(e->pInterface));
+}
+
+// Only the channels the settings ask for: drdynvc + rdpgfx when gfx is on. Clipboard,
+// audio and drive redirection are switched off in ApplySettings.
+BOOL LoadChannels(freerdp* instance) {
+  rdpContext* ctx = instance->context;
+  if (!freerdp_settings_get_bool(ctx->settings, FreeRDP_SupportGraphicsPipeline)) return TRUE;
+  return freerdp_client_load_addins(ctx->channels, ctx->settings);
+}
+
 BOOL CbPreConnect(freerdp* instance) {
-  return TRUE;  // no channels, no keyboard probing of the local X server
+  rdpContext* ctx = instance->context;
+  PubSub_SubscribeChannelConnected(ctx->pubSub, OnChannelConnected);
+  PubSub_SubscribeChannelDisconnected(ctx->pubSub, OnChannelDisconnected);
+#if WR_FRDP3
+  return TRUE;  // FreeRDP 3 calls instance->LoadChannels itself
+#else
+  return LoadChannels(instance);  // and no keyboard probing of the local X server
+#endif
 }
 
 BOOL CbPostConnect(freerdp* instance) {
@@ -449,7 +493,7 @@ void CbPostDisconnect(freerdp* instance) {
 }
 
 #if WR_FRDP3
-BOOL CbLoadChannels(freerdp* instance) { return TRUE; }
+BOOL CbLoadChannels(freerdp* instance) { return LoadChannels(instance); }
 #endif
 
 BOOL CbClientNew(freerdp* instance, rdpContext* context) {
@@ -464,6 +508,9 @@ BOOL CbClientNew(freerdp* instance, rdpContext* context) {
   instance->AuthenticateEx = CbAuthenticateEx;
   instance->GatewayAuthenticate = nullptr;
   instance->LoadChannels = CbLoadChannels;
+  // FreeRDP 3's client defaults prompt on stdin; we have no terminal to ask on.
+  instance->ChooseSmartcard = nullptr;
+  instance->PresentGatewayMessage = nullptr;
 #else
   instance->Authenticate = CbAuthenticate;
   instance->GatewayAuthenticate = CbAuthenticate;
@@ -488,7 +535,16 @@ bool Session::ApplySettings(rdpContext* ctx) {
   ok &= !!freerdp_settings_set_uint32(st, FreeRDP_DesktopHeight, opts.height);
   ok &= !!freerdp_settings_set_uint32(st, FreeRDP_ColorDepth, 32);
   ok &= !!freerdp_settings_set_bool(st, FreeRDP_SoftwareGdi, TRUE);
-  ok &= !!freerdp_settings_set_bool(st, FreeRDP_SupportGraphicsPipeline, FALSE);
+  ok &= !!freerdp_settings_set_bool(st, FreeRDP_SupportGraphicsPipeline, opts.gfx ? TRUE : FALSE);
+  ok &= !!freerdp_settings_set_bool(st, FreeRDP_RedirectClipboard, FALSE);
+  ok &= !!freerdp_settings_set_bool(st, FreeRDP_AudioPlayback, FALSE);
+  ok &= !!freerdp_settings_set_bool(st, FreeRDP_AudioCapture, FALSE);
+  ok &= !!freerdp_settings_set_bool(st, FreeRDP_RemoteConsoleAudio, TRUE);  // sound stays on the server
+  // FreeRDP's addin loader turns these RDP8 extras into rdpdr + a fake rdpsnd; we need neither.
+  ok &= !!freerdp_settings_set_bool(st, FreeRDP_SupportHeartbeatPdu, FALSE);
+  ok &= !!freerdp_settings_set_bool(st, FreeRDP_SupportMultitransport, FALSE);
+  ok &= !!freerdp_settings_set_bool(st, FreeRDP_NetworkAutoDetect, FALSE);
+  ok &= !!freerdp_settings_set_bool(st, FreeRDP_DeviceRedirection, FALSE);
   ok &= !!freerdp_settings_set_bool(st, FreeRDP_AutoReconnectionEnabled, FALSE);
   ok &= !!freerdp_settings_set_uint32(st, FreeRDP_KeyboardLayout, 0x409);
   ok &= !!freerdp_settings_set_uint32(st, FreeRDP_TcpConnectTimeout, opts.timeoutMs);
@@ -858,6 +914,8 @@ class RdpSessionWrap : public Napi::ObjectWrap<RdpSessionWrap> {
     str("trustedFingerprint", o.trustedFingerprint, nullptr);
     str("configDir", o.configDir, nullptr);
     num("timeoutMs", o.timeoutMs);
+    Napi::Value gfx = opt.Get("gfx");
+    if (gfx.IsBoolean()) o.gfx = gfx.As<Napi::Boolean>().Value();
     Napi::Value ic = opt.Get("ignoreCertificate");
     o.ignoreCertificate = ic.IsBoolean() && ic.As<Napi::Boolean>().Value();
     if (o.host.empty()) {

@@ -7,6 +7,7 @@ import { sessionsEvents, sessionsMethods } from './sessions.js';
 import { ptyMethods } from './pty.js';
 import { rdpEvents, rdpMethods } from './rdp.js';
 import { settingsMethods } from './settings.js';
+import { sftpEvents, sftpMethods } from './sftp.js';
 import { sshEvents, sshMethods } from './ssh.js';
 import { terminalEvents, terminalMethods } from './terminal.js';
 import { vaultMethods } from './vault.js';
@@ -26,6 +27,7 @@ export const methods = {
   ...terminalMethods,
   ...ptyMethods,
   ...rdpMethods,
+  ...sftpMethods,
 } satisfies Record<string, MethodDef>;
 
 export const events = {
@@ -33,6 +35,7 @@ export const events = {
   ...sshEvents,
   ...terminalEvents,
   ...rdpEvents,
+  ...sftpEvents,
 } satisfies Record<string, EventDef>;
 
 export type Methods = typeof methods;
@@ -63,6 +66,7 @@ export * from './sessions.js';
 export * from './pty.js';
 export * from './rdp.js';
 export * from './settings.js';
+export * from './sftp.js';
 export * from './ssh.js';
 export * from './terminal.js';
 export * from './vault.js';
