@@ -35,6 +35,24 @@ export interface TerminalTab {
   reattach: boolean;
 }
 
+/**
+ * An RDP desktop tab. The session lifecycle (open, certificate trust, reconnect) lives in
+ * features/rdp; the store keeps the tab so the strip, shortcuts and session.changed treat it
+ * like any other tab. Phases reuse TabPhase (hostkey-* = certificate questions).
+ */
+export interface RdpTab {
+  key: string;
+  kind: 'rdp';
+  title: string;
+  connectionId: string;
+  sessionId: string | null;
+  phase: TabPhase;
+  problem: Problem | null;
+  reattach: boolean;
+}
+
+export type SessionTab = TerminalTab | RdpTab;
+
 export type SshPrompt = EventPayload<'ssh.prompt'>;
 
 let nextKey = 1;
@@ -55,7 +73,7 @@ export const useSessionsStore = defineStore('sessions', () => {
   const host = useHost();
   const vault = useVaultStore();
   const infos = ref<Record<string, SessionInfo>>({});
-  const tabs = ref<TerminalTab[]>([]);
+  const tabs = ref<SessionTab[]>([]);
   const activeKey = ref<string | null>(null);
   /** The local shell of the bottom panel (Ctrl+Shift+G); not a tab. */
   const panelShell = ref<TerminalTab | null>(null);
@@ -64,11 +82,19 @@ export const useSessionsStore = defineStore('sessions', () => {
   const activeTab = computed(() => tabs.value.find((t) => t.key === activeKey.value) ?? null);
   const openCount = computed(() => Object.values(infos.value).filter((s) => s.state !== 'closed').length);
 
-  function allTerminals(): TerminalTab[] {
+  function allTabs(): SessionTab[] {
     return panelShell.value ? [...tabs.value, panelShell.value] : tabs.value;
   }
 
-  function bySession(sessionId: string): TerminalTab | undefined {
+  function allTerminals(): TerminalTab[] {
+    return allTabs().filter((t): t is TerminalTab => t.kind !== 'rdp');
+  }
+
+  function bySession(sessionId: string): SessionTab | undefined {
+    return allTabs().find((t) => t.sessionId === sessionId);
+  }
+
+  function terminalBySession(sessionId: string): TerminalTab | undefined {
     return allTerminals().find((t) => t.sessionId === sessionId);
   }
 
@@ -97,7 +123,7 @@ export const useSessionsStore = defineStore('sessions', () => {
   host.on('session.changed', applyInfo);
   // SSH sessions report through session.changed (disconnected: Reconnect); a local shell's exit ends it.
   host.on('terminal.exit', (p) => {
-    const tab = bySession(p.sessionId);
+    const tab = terminalBySession(p.sessionId);
     if (!tab || tab.kind !== 'pty') return;
     tab.phase = 'ended';
     tab.problem = { code: 'ESESSIONCLOSED', message: exitReason(p), details: {} };
@@ -110,7 +136,7 @@ export const useSessionsStore = defineStore('sessions', () => {
   async function load(): Promise<void> {
     const list = await host.call('sessions.list');
     infos.value = Object.fromEntries(list.map((s) => [s.id, s]));
-    for (const tab of allTerminals()) {
+    for (const tab of allTabs()) {
       if (tab.sessionId && !infos.value[tab.sessionId] && tab.phase !== 'ended') {
         tab.phase = 'ended';
         tab.problem = { code: 'ESESSIONCLOSED', message: 'The host no longer has this session (it may have restarted).', details: {} };
@@ -121,6 +147,10 @@ export const useSessionsStore = defineStore('sessions', () => {
         tabs.value.push(
           newTab(s.kind, s.title, { sessionId: s.id, connectionId: s.connectionId, reattach: true, phase: s.state === 'disconnected' ? 'disconnected' : 'open' }),
         );
+      } else if (s.kind === 'rdp' && s.connectionId && s.state !== 'closed' && !bySession(s.id)) {
+        const phase = s.state === 'disconnected' ? 'disconnected' : 'open';
+        const problem = s.state === 'disconnected' ? { code: 'ESESSIONCLOSED', message: s.reason ?? 'The connection dropped.', details: {} } : null;
+        tabs.value.push({ key: `tab-${nextKey++}`, kind: 'rdp', title: s.title, connectionId: s.connectionId, sessionId: s.id, phase, problem, reattach: true });
       }
     }
     if (!activeKey.value && tabs.value[0]) activeKey.value = tabs.value[0].key;
@@ -128,6 +158,19 @@ export const useSessionsStore = defineStore('sessions', () => {
 
   function find(key: string): TerminalTab | undefined {
     return allTerminals().find((t) => t.key === key);
+  }
+
+  function findRdp(key: string): RdpTab | undefined {
+    const tab = tabs.value.find((t) => t.key === key);
+    return tab?.kind === 'rdp' ? tab : undefined;
+  }
+
+  function openRdp(connectionId: string, title: string): RdpTab {
+    const tab: RdpTab = { key: `tab-${nextKey++}`, kind: 'rdp', title, connectionId, sessionId: null, phase: 'starting', problem: null, reattach: false };
+    tabs.value.push(tab);
+    activeKey.value = tab.key;
+    // The reactive proxy, so the caller's changes reach the view.
+    return findRdp(tab.key) ?? tab;
   }
 
   function openSsh(connectionId: string, title: string): TerminalTab {
@@ -177,7 +220,7 @@ export const useSessionsStore = defineStore('sessions', () => {
     }
   }
 
-  function hostKeyTarget(tab: TerminalTab): { host: string; port: number; keyType: string; fingerprint: string } | null {
+  function hostKeyTarget(tab: SessionTab): { host: string; port: number; keyType: string; fingerprint: string } | null {
     const d = tab.problem?.details ?? {};
     const { host: h, port, keyType, fingerprint } = d;
     if (typeof h !== 'string' || typeof port !== 'number' || typeof keyType !== 'string' || typeof fingerprint !== 'string') return null;
@@ -264,7 +307,7 @@ export const useSessionsStore = defineStore('sessions', () => {
 
   return {
     infos, tabs, activeKey, activeTab, panelShell, prompts, openCount,
-    load, openSsh, openShellTab, setPanelShell, start, trustAndConnect, forgetAndRetry, reconnect, relaunch, kill, close, activate, cycle,
+    load, openSsh, openShellTab, openRdp, findRdp, setPanelShell, start, trustAndConnect, forgetAndRetry, reconnect, relaunch, kill, close, activate, cycle,
     answerPrompt, hostKeyTarget,
   };
 });

@@ -1,0 +1,187 @@
+/**
+ * The RDP tab in real Chromium against a real RDP server (freerdp-shadow-cli sharing an Xvfb
+ * display): certificate trust, the desktop's pixels on the canvas (live updates too), clicks that
+ * land where xdotool says (through the fit scale and at 1:1), typed keys that reach an X window,
+ * the screenshot download, and "Disconnected — Reconnect" when the server dies.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import type { ContractClient } from '../../src-main/common/client.js';
+import { connectWebSocket } from '../../src-main/server/ws-client.js';
+import { type TestBrowser, launchBrowser } from '../fixtures/browser.js';
+import { type RdpTestServer, haveRdpServerTools, startRdpServer } from '../fixtures/rdp-server.js';
+import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+
+const HAVE_TOOLS = haveRdpServerTools();
+
+let rdp: RdpTestServer;
+let server: WraithServer;
+let client: ContractClient;
+let browser: TestBrowser;
+let page: Page;
+
+const pane = () => page.locator('.tab-panel:visible .rdp-pane');
+const canvas = () => pane().locator('canvas.rdp-canvas');
+
+/** RGBA of the canvas pixel at desktop (x, y), read from the canvas itself. */
+function pixel(x: number, y: number): Promise<number[]> {
+  return page.evaluate(
+    ([px, py]) => {
+      const c = document.querySelector<HTMLCanvasElement>('.tab-panel:not([style*="none"]) canvas.rdp-canvas');
+      const data = c?.getContext('2d')?.getImageData(px ?? 0, py ?? 0, 1, 1).data;
+      return data ? Array.from(data) : [];
+    },
+    [x, y],
+  );
+}
+
+function hex(color: string): number[] {
+  const n = Number.parseInt(color.slice(1), 16);
+  return [(n >> 16) & 255, (n >> 8) & 255, n & 255, 255];
+}
+
+async function waitForColour(x: number, y: number, color: string): Promise<void> {
+  try {
+    await expect.poll(() => pixel(x, y), { timeout: 15_000 }).toEqual(hex(color));
+  } catch (err) {
+    await page.screenshot({ path: '/tmp/wraith-rdp-failure.png' });
+    throw err;
+  }
+}
+
+/** The page point over desktop pixel (x, y), whatever the view's scale. */
+async function pagePoint(x: number, y: number): Promise<{ x: number; y: number }> {
+  const box = await canvas().boundingBox();
+  const size = await canvas().evaluate((c: HTMLCanvasElement) => ({ w: c.width, h: c.height }));
+  if (!box) throw new Error('the canvas is not visible');
+  return { x: box.x + ((x + 0.5) / size.w) * box.width, y: box.y + ((y + 0.5) / size.h) * box.height };
+}
+
+async function clickDesktop(x: number, y: number): Promise<void> {
+  const p = await pagePoint(x, y);
+  await page.mouse.click(p.x, p.y);
+}
+
+beforeAll(async () => {
+  if (!HAVE_TOOLS) return;
+  rdp = await startRdpServer({ width: 1024, height: 768 });
+  await rdp.x('xsetroot', ['-solid', '#3366cc']);
+  server = await startWraithServer();
+  client = await connectWebSocket(server.url, new URL(server.openUrl).searchParams.get('token') ?? '');
+  await client.call('connections.create', { name: 'test desktop', kind: 'rdp', host: rdp.host, port: rdp.port, rdpOptions: { security: 'tls' } });
+  browser = await launchBrowser();
+  page = browser.page;
+  await page.goto(server.openUrl);
+  await page.getByText('Host: connected').waitFor();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  client?.close();
+  await server?.stop();
+  await rdp?.dispose();
+});
+
+describe.skipIf(!HAVE_TOOLS)('the RDP tab (needs Xvfb, freerdp2-shadow-x11, winpr-utils, xdotool)', () => {
+  it('opens from the tree, asks about the certificate, and shows the desktop once trusted', async () => {
+    await page.getByRole('treeitem', { name: /^test desktop, RDP/ }).dblclick();
+    const card = page.getByRole('alertdialog', { name: new RegExp(`First connection to 127\\.0\\.0\\.1:${rdp.port}`) });
+    await card.waitFor({ timeout: 20_000 });
+    const fingerprint = await card.locator('.fingerprint').innerText();
+    expect(fingerprint.length).toBeGreaterThan(20);
+    expect(await page.locator('.tab.active .tab-kind').innerText()).toBe('RDP');
+    await card.getByRole('button', { name: 'Trust and connect' }).click();
+
+    await expect.poll(() => pane().getAttribute('data-phase'), { timeout: 20_000 }).toBe('open');
+    await waitForColour(512, 384, '#3366cc');
+    await waitForColour(3, 3, '#3366cc');
+    expect(await canvas().evaluate((c: HTMLCanvasElement) => [c.width, c.height])).toEqual([1024, 768]);
+    // The host remembered the certificate as trusted, the way SSH host keys are.
+    const trusted = await client.call('hostkeys.list');
+    expect(trusted.some((k) => k.kind === 'rdp' && k.port === rdp.port && k.fingerprint === fingerprint)).toBe(true);
+    expect(await page.locator('.tab.active').getAttribute('class')).toContain('open');
+  });
+
+  it('paints what changes on the remote display', async () => {
+    const before = Number(await pane().getAttribute('data-frames'));
+    await rdp.x('xsetroot', ['-solid', '#cc6633']);
+    await waitForColour(512, 384, '#cc6633');
+    await waitForColour(1020, 764, '#cc6633');
+    expect(Number(await pane().getAttribute('data-frames'))).toBeGreaterThan(before);
+  });
+
+  it('maps clicks through the fit scale, and at 1:1', async () => {
+    const scale = Number(await pane().getAttribute('data-scale'));
+    expect(scale).toBeGreaterThan(0);
+    expect(scale).not.toBe(1); // the tab is smaller than 1024x768: the mapping really scales
+    await clickDesktop(700, 500);
+    await expect.poll(() => rdp.mouseLocation(), { timeout: 10_000 }).toEqual({ x: 700, y: 500 });
+    await clickDesktop(37, 611);
+    await expect.poll(() => rdp.mouseLocation(), { timeout: 10_000 }).toEqual({ x: 37, y: 611 });
+
+    await pane().getByRole('button', { name: '1:1' }).click();
+    await expect.poll(() => pane().getAttribute('data-scale')).toBe('1');
+    const box = await canvas().boundingBox();
+    expect(box?.width).toBe(1024);
+    await clickDesktop(300, 200);
+    await expect.poll(() => rdp.mouseLocation(), { timeout: 10_000 }).toEqual({ x: 300, y: 200 });
+    await pane().getByRole('button', { name: 'Fit' }).click();
+    await expect.poll(async () => Number(await pane().getAttribute('data-scale'))).toBe(scale);
+  });
+
+  it('captures the keyboard while focused, sends keys to the remote window, and releases on Ctrl+Alt+Enter', async () => {
+    const xev = rdp.spawnX('xev', ['-geometry', '200x200+780+40', '-event', 'keyboard']);
+    // xev's window appears on the desktop (white), then the pointer over it gives it the keyboard.
+    await waitForColour(880, 140, '#ffffff');
+    await clickDesktop(880, 140);
+    const pill = pane().locator('.capture-pill');
+    await pill.waitFor();
+    expect(await pill.innerText()).toContain('Keyboard captured');
+    await page.keyboard.type('wr');
+    await page.keyboard.press('Shift+KeyA');
+    await expect.poll(() => xev.output(), { timeout: 10_000 }).toMatch(/keysym 0x77, w\)[\s\S]*keysym 0x72, r\)[\s\S]*keysym 0x41, A\)/);
+    expect(xev.output()).toMatch(/KeyRelease event[\s\S]*keysym 0x72, r\)/);
+
+    await page.keyboard.press('Control+Alt+Enter');
+    await pill.waitFor({ state: 'detached' });
+    expect(await page.evaluate(() => document.activeElement?.classList.contains('rdp-canvas') ?? false)).toBe(false);
+    xev.proc.kill();
+    await waitForColour(880, 140, '#cc6633');
+  });
+
+  it('saves a full-size PNG screenshot', async () => {
+    const [download] = await Promise.all([page.waitForEvent('download'), pane().getByRole('button', { name: 'Screenshot' }).click()]);
+    expect(download.suggestedFilename()).toMatch(/^test_desktop-\d{8}-\d{6}\.png$/);
+    const stream = await download.createReadStream();
+    const chunks: Buffer[] = [];
+    for await (const c of stream) chunks.push(Buffer.from(c));
+    const png = Buffer.concat(chunks);
+    expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');
+    expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([1024, 768]);
+  });
+
+  it('shows "Disconnected" with the reason when the server dies, and reconnects in the same tab', async () => {
+    const id = await pane().getAttribute('data-session-id');
+    await rdp.killServer();
+    const card = page.getByRole('alert').filter({ hasText: 'Disconnected from test desktop' });
+    await card.waitFor({ timeout: 20_000 });
+    expect(await pane().getAttribute('data-phase')).toBe('disconnected');
+    expect(await page.locator('.tab.active').getAttribute('class')).toContain('disconnected');
+    await page.screenshot({ path: '/tmp/wraith-rdp-disconnected.png' });
+
+    await rdp.restartServer();
+    await rdp.x('xsetroot', ['-solid', '#33aa55']);
+    await card.getByRole('button', { name: 'Reconnect' }).click();
+    await expect.poll(() => pane().getAttribute('data-phase'), { timeout: 20_000 }).toBe('open');
+    expect(await pane().getAttribute('data-session-id')).toBe(id);
+    await waitForColour(512, 384, '#33aa55');
+  });
+
+  it('takes a screenshot of the window with the desktop open, with no page errors', async () => {
+    await clickDesktop(500, 300);
+    await pane().locator('.capture-pill').waitFor();
+    await page.screenshot({ path: '/tmp/wraith-rdp.png' });
+    const errors = browser.pageErrors.filter((e) => !/WebSocket connection to .* failed/.test(e));
+    expect(errors).toEqual([]);
+  });
+});
