@@ -1,0 +1,45 @@
+/** Sizes, times, speeds and durations as a person reads them in a file list. */
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ['KB', 'MB', 'GB', 'TB'];
+  let v = n / 1024;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[u]}`;
+}
+
+export function formatSpeed(bytesPerSecond: number): string {
+  return `${formatBytes(Math.round(bytesPerSecond))}/s`;
+}
+
+export function formatEta(seconds: number | null): string {
+  if (seconds === null || !Number.isFinite(seconds)) return '';
+  const s = Math.ceil(seconds);
+  if (s < 60) return `${s} s left`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s left`;
+  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min left`;
+}
+
+const p2 = (n: number) => String(n).padStart(2, '0');
+
+/** "Nov 25 23:30" this year, else "2024-11-25". */
+export function formatMtime(iso: string, now = new Date()): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  if (d.getFullYear() === now.getFullYear()) {
+    return `${d.toLocaleString('en', { month: 'short' })} ${p2(d.getDate())} ${p2(d.getHours())}:${p2(d.getMinutes())}`;
+  }
+  return `${d.getFullYear()}-${p2(d.getMonth() + 1)}-${p2(d.getDate())}`;
+}
+
+/** "rwxr-xr-x" from permission bits. */
+export function formatMode(mode: number): string {
+  const bits = 'rwxrwxrwx';
+  let out = '';
+  for (let i = 0; i < 9; i++) out += mode & (1 << (8 - i)) ? bits[i] : '-';
+  return out;
+}

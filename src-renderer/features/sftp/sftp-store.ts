@@ -1,0 +1,113 @@
+import { defineStore } from 'pinia';
+import { ref } from 'vue';
+import type { TransferProgress } from '@common/contract/sftp.js';
+import { useHost } from '../../transport/index.js';
+
+export type TransferState = TransferProgress['state'];
+
+/** One row of the transfers list: a host transfer (uploads) or a download into the page. */
+export interface TransferRow {
+  id: string;
+  sessionId: string;
+  direction: 'upload' | 'download';
+  name: string;
+  remotePath: string;
+  bytes: number;
+  totalBytes: number | null;
+  bytesPerSecond: number;
+  etaSeconds: number | null;
+  filesDone: number;
+  filesTotal: number | null;
+  state: TransferState;
+  error: string | null;
+}
+
+const KEEP_FINISHED = 30;
+
+/**
+ * The SFTP side panels: which SSH tabs show theirs, where each was browsing, how wide the panel
+ * is, and every transfer (host uploads reported by transfer.progress, page downloads measured here).
+ */
+export const useSftpStore = defineStore('sftp', () => {
+  const host = useHost();
+  const open = ref<Record<string, boolean>>({});
+  const cwd = ref<Record<string, string>>({});
+  const showHidden = ref(false);
+  const width = ref(380);
+  const transfers = ref<TransferRow[]>([]);
+  /** Cancels for transfers the page drives (downloads); uploads cancel through sftp.cancel too. */
+  const aborts = new Map<string, AbortController>();
+
+  function toggle(tabKey: string, show?: boolean): void {
+    open.value = { ...open.value, [tabKey]: show ?? !open.value[tabKey] };
+  }
+
+  function resize(px: number): void {
+    width.value = Math.max(260, Math.min(900, Math.round(px)));
+  }
+
+  function row(id: string): TransferRow | undefined {
+    return transfers.value.find((t) => t.id === id);
+  }
+
+  function add(t: Omit<TransferRow, 'bytesPerSecond' | 'etaSeconds' | 'filesDone' | 'filesTotal' | 'error' | 'state'> & Partial<TransferRow>): TransferRow {
+    const existing = row(t.id);
+    if (existing) {
+      Object.assign(existing, { name: t.name, remotePath: t.remotePath, direction: t.direction });
+      return existing;
+    }
+    const fresh: TransferRow = { bytesPerSecond: 0, etaSeconds: null, filesDone: 0, filesTotal: 1, error: null, state: 'running', ...t };
+    transfers.value.unshift(fresh);
+    const finished = transfers.value.filter((r) => r.state !== 'running');
+    if (finished.length > KEEP_FINISHED) {
+      const drop = new Set(finished.slice(KEEP_FINISHED).map((r) => r.id));
+      transfers.value = transfers.value.filter((r) => !drop.has(r.id));
+    }
+    // The reactive proxy of the row, so later changes reach the view.
+    return row(t.id) ?? fresh;
+  }
+
+  function update(id: string, patch: Partial<TransferRow>): void {
+    const r = row(id);
+    if (r) Object.assign(r, patch);
+  }
+
+  host.on('transfer.progress', (p) => {
+    const r = row(p.transferId) ?? add({ id: p.transferId, sessionId: p.sessionId, direction: p.direction, name: '', remotePath: '', bytes: 0, totalBytes: p.totalBytes });
+    // A streamed upload counts its own chunks too; never go backwards.
+    Object.assign(r, {
+      bytes: Math.max(r.bytes, p.bytes),
+      totalBytes: p.totalBytes ?? r.totalBytes,
+      bytesPerSecond: p.bytesPerSecond,
+      etaSeconds: p.etaSeconds,
+      filesDone: p.filesDone,
+      filesTotal: p.filesTotal,
+      state: r.state === 'running' ? p.state : r.state,
+      error: p.error?.message ?? r.error,
+    });
+  });
+
+  function abortController(id: string): AbortController {
+    const c = new AbortController();
+    aborts.set(id, c);
+    return c;
+  }
+
+  function settle(id: string): void {
+    aborts.delete(id);
+  }
+
+  async function cancel(id: string): Promise<void> {
+    const r = row(id);
+    if (!r || r.state !== 'running') return;
+    aborts.get(id)?.abort();
+    if (r.direction === 'upload') await host.call('sftp.cancel', { transferId: id }).catch(() => undefined);
+    update(id, { state: 'cancelled', bytesPerSecond: 0, etaSeconds: null });
+  }
+
+  function clearFinished(sessionId: string): void {
+    transfers.value = transfers.value.filter((r) => r.sessionId !== sessionId || r.state === 'running');
+  }
+
+  return { open, cwd, showHidden, width, transfers, toggle, resize, add, update, row, cancel, clearFinished, abortController, settle };
+});

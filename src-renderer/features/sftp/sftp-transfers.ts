@@ -1,0 +1,173 @@
+import { WraithError } from '@common/errors.js';
+import { asWraithError } from '../../composables/errors.js';
+import { useHost } from '../../transport/index.js';
+import { type TransferRow, useSftpStore } from './sftp-store.js';
+
+/** Bytes per sftp.uploadChunk / sftp.readChunk: large enough to keep the pipe full, small in memory. */
+export const CHUNK_BYTES = 1024 * 1024;
+/** Chunks in flight at once (the host writes them in order; two hide the round trip). */
+const IN_FLIGHT = 2;
+
+/** A file to upload and where it goes, relative to the target folder ("dir/sub/name.txt"). */
+export interface UploadItem {
+  file: File;
+  relPath: string;
+}
+
+export function joinRemote(dir: string, name: string): string {
+  return dir.endsWith('/') ? `${dir}${name}` : `${dir}/${name}`;
+}
+
+export function parentOf(path: string): string {
+  const i = path.replace(/\/+$/, '').lastIndexOf('/');
+  return i <= 0 ? '/' : path.slice(0, i);
+}
+
+/** Reads a dropped folder tree (webkitGetAsEntry) into files with relative paths, and its folders. */
+export async function collectDropped(items: DataTransferItemList): Promise<{ files: UploadItem[]; dirs: string[] }> {
+  const files: UploadItem[] = [];
+  const dirs: string[] = [];
+  const entries: FileSystemEntry[] = [];
+  for (const item of Array.from(items)) {
+    const entry = item.kind === 'file' ? item.webkitGetAsEntry() : null;
+    if (entry) entries.push(entry);
+  }
+  const fileOf = (e: FileSystemFileEntry) => new Promise<File>((resolve, reject) => e.file(resolve, reject));
+  const readAll = async (dir: FileSystemDirectoryEntry): Promise<FileSystemEntry[]> => {
+    const reader = dir.createReader();
+    const out: FileSystemEntry[] = [];
+    // readEntries returns batches (100 in Chromium) until an empty one.
+    for (;;) {
+      const batch = await new Promise<FileSystemEntry[]>((resolve, reject) => reader.readEntries(resolve, reject));
+      if (!batch.length) return out;
+      out.push(...batch);
+    }
+  };
+  const walk = async (entry: FileSystemEntry, rel: string): Promise<void> => {
+    if (isFileEntry(entry)) files.push({ file: await fileOf(entry), relPath: rel });
+    else if (isDirEntry(entry)) {
+      dirs.push(rel);
+      for (const child of await readAll(entry)) await walk(child, `${rel}/${child.name}`);
+    }
+  };
+  for (const e of entries) await walk(e, e.name);
+  return { files, dirs };
+}
+
+function isFileEntry(e: FileSystemEntry): e is FileSystemFileEntry {
+  return e.isFile && 'file' in e;
+}
+function isDirEntry(e: FileSystemEntry): e is FileSystemDirectoryEntry {
+  return e.isDirectory && 'createReader' in e;
+}
+
+/** Files chosen in an <input type=file> (webkitdirectory gives each its path inside the folder). */
+export function fromInput(list: FileList): { files: UploadItem[]; dirs: string[] } {
+  const files: UploadItem[] = [];
+  const dirs = new Set<string>();
+  for (const file of Array.from(list)) {
+    const rel = file.webkitRelativePath || file.name;
+    files.push({ file, relPath: rel });
+    const parts = rel.split('/');
+    for (let i = 1; i < parts.length; i++) dirs.add(parts.slice(0, i).join('/'));
+  }
+  return { files, dirs: [...dirs].sort() };
+}
+
+/** Uploads, downloads and the bookkeeping of their rows in the transfers list. */
+export function useSftpTransfers(sessionId: () => string | null) {
+  const host = useHost();
+  const store = useSftpStore();
+
+  function requireSession(): string {
+    const id = sessionId();
+    if (!id) throw new WraithError('ESESSIONCLOSED', 'The SSH session is not connected.');
+    return id;
+  }
+
+  /**
+   * Streams one browser File to remotePath: ~1 MiB slices read one at a time (never the whole
+   * file), sent in order with two in flight, then uploadEnd renames the temp into place.
+   */
+  async function uploadFile(file: File, remotePath: string, overwrite: boolean): Promise<void> {
+    const sid = requireSession();
+    const begin = await host.call('sftp.uploadBegin', { sessionId: sid, remotePath, size: file.size, overwrite });
+    const id = begin.transferId;
+    const chunk = Math.min(CHUNK_BYTES, begin.chunkBytes || CHUNK_BYTES);
+    const r: TransferRow = store.add({ id, sessionId: sid, direction: 'upload', name: file.name, remotePath, bytes: 0, totalBytes: file.size });
+    const abort = store.abortController(id);
+    try {
+      const pending: Promise<unknown>[] = [];
+      for (let offset = 0; offset < file.size; offset += chunk) {
+        if (abort.signal.aborted) throw new WraithError('ECANCELLED', `The upload of ${file.name} was cancelled.`);
+        const data = new Uint8Array(await file.slice(offset, Math.min(file.size, offset + chunk)).arrayBuffer());
+        pending.push(
+          host.call('sftp.uploadChunk', { transferId: id, offset, data }).then((res) => {
+            if (r.bytes < res.bytes) r.bytes = res.bytes;
+          }),
+        );
+        if (pending.length >= IN_FLIGHT) await pending.shift();
+      }
+      await Promise.all(pending);
+      await host.call('sftp.uploadEnd', { transferId: id });
+      store.update(id, { state: 'done', bytes: file.size, bytesPerSecond: 0, etaSeconds: null, filesDone: 1 });
+    } catch (err) {
+      const e = asWraithError(err);
+      if (r.state === 'running') {
+        store.update(id, { state: e.code === 'ECANCELLED' ? 'cancelled' : 'failed', error: e.code === 'ECANCELLED' ? null : e.message });
+        if (e.code !== 'ECANCELLED') await host.call('sftp.cancel', { transferId: id }).catch(() => undefined);
+      }
+      throw e;
+    } finally {
+      store.settle(id);
+    }
+  }
+
+  /**
+   * Reads a remote file chunk by chunk into a Blob and hands it to the browser as a download.
+   * (The page cannot write to disk as it goes; the Blob holds the bytes until saved.)
+   */
+  async function downloadFile(remotePath: string, name: string, size: number): Promise<void> {
+    const sid = requireSession();
+    const id = `dl-${Math.random().toString(36).slice(2)}`;
+    const r: TransferRow = store.add({ id, sessionId: sid, direction: 'download', name, remotePath, bytes: 0, totalBytes: size });
+    const abort = store.abortController(id);
+    const parts: Uint8Array<ArrayBuffer>[] = [];
+    const samples: { t: number; bytes: number }[] = [{ t: performance.now(), bytes: 0 }];
+    try {
+      let offset = 0;
+      let total = size;
+      for (;;) {
+        if (abort.signal.aborted) throw new WraithError('ECANCELLED', `The download of ${name} was cancelled.`);
+        const res = await host.call('sftp.readChunk', { sessionId: sid, path: remotePath, offset, length: CHUNK_BYTES });
+        parts.push(new Uint8Array(res.data));
+        offset += res.data.byteLength;
+        total = res.size;
+        // Speed over the last few seconds, and the time left at that speed.
+        const now = performance.now();
+        samples.push({ t: now, bytes: offset });
+        while (samples.length > 2 && now - (samples[0]?.t ?? now) > 3000) samples.shift();
+        const first = samples[0] ?? { t: now, bytes: 0 };
+        const speed = now > first.t ? ((offset - first.bytes) * 1000) / (now - first.t) : 0;
+        Object.assign(r, { bytes: offset, totalBytes: total, bytesPerSecond: speed, etaSeconds: speed > 0 ? Math.max(0, total - offset) / speed : null });
+        if (res.eof || res.data.byteLength === 0 || offset >= total) break;
+      }
+      const url = URL.createObjectURL(new Blob(parts));
+      const a = document.createElement('a');
+      a.href = url;
+      a.download = name;
+      a.click();
+      setTimeout(() => URL.revokeObjectURL(url), 30_000);
+      store.update(id, { state: 'done', bytesPerSecond: 0, etaSeconds: null, filesDone: 1 });
+    } catch (err) {
+      const e = asWraithError(err);
+      if (r.state === 'running') store.update(id, { state: e.code === 'ECANCELLED' ? 'cancelled' : 'failed', error: e.code === 'ECANCELLED' ? null : e.message });
+      if (e.code !== 'ECANCELLED') throw e;
+    } finally {
+      parts.length = 0;
+      store.settle(id);
+    }
+  }
+
+  return { uploadFile, downloadFile };
+}

@@ -1,0 +1,233 @@
+/**
+ * The SFTP panel of an SSH tab in real Chromium against a real OpenSSH sshd: browse, mkdir,
+ * upload (file input, folder input) streamed in chunks and checked by sha256 on the server,
+ * sort, hidden files, rename, chmod, edit in place (and refusal of a binary file), download,
+ * delete with confirmation.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Locator, Page } from 'playwright-core';
+import { type TestBrowser, launchBrowser } from '../fixtures/browser.js';
+import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
+import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+
+let sshd: SshdHandle;
+let server: WraithServer;
+let browser: TestBrowser;
+let page: Page;
+let home: string;
+let localDir: string;
+const folder = `e2e-sftp-${process.pid}-${Date.now().toString(36)}`;
+/** 3.5 MiB of random bytes: several upload chunks. */
+const payload = randomBytes(3.5 * 1024 * 1024);
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+const panel = () => page.getByRole('complementary', { name: 'Files' });
+const row = (name: string): Locator => panel().locator(`tr.sftp-row[data-name="${name}"]`);
+const remote = (...parts: string[]) => join(home, folder, ...parts);
+
+async function names(): Promise<string[]> {
+  return panel().locator('tr.sftp-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-name') ?? ''));
+}
+
+async function menu(name: string, item: string): Promise<void> {
+  await row(name).locator('.entry-name').click({ button: 'right' });
+  await page.getByRole('menuitem', { name: item }).click();
+}
+
+async function shot(name: string): Promise<void> {
+  await page.screenshot({ path: `/tmp/${name}.png` });
+}
+
+beforeAll(async () => {
+  sshd = await startSshd();
+  home = execFileSync('getent', ['passwd', sshd.users.password.username], { encoding: 'utf8' }).split(':')[5] ?? '';
+  localDir = mkdtempSync(join(tmpdir(), 'wraith-sftp-e2e-'));
+  mkdirSync(join(localDir, 'tree', 'sub'), { recursive: true });
+  writeFileSync(join(localDir, 'tree', 'a.txt'), 'alpha\n');
+  writeFileSync(join(localDir, 'tree', 'sub', 'b.txt'), 'beta\n');
+  server = await startWraithServer();
+  browser = await launchBrowser();
+  page = browser.page;
+  await page.goto(server.openUrl);
+  await page.getByText('Host: connected').waitFor();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+  await sshd?.stop();
+  if (home) rmSync(join(home, folder), { recursive: true, force: true });
+  if (localDir) rmSync(localDir, { recursive: true, force: true });
+});
+
+describe('the SFTP panel of an SSH tab', () => {
+  it('opens an SSH tab (vault, host key) and shows the home folder with Ctrl+Shift+E', async () => {
+    await page.locator('.connections .panel-head').getByRole('button', { name: 'New connection' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New connection' });
+    await dialog.locator('input[name=name]').fill('files sshd');
+    await dialog.locator('input[name=host]').fill(sshd.host);
+    await dialog.locator('input[name=port]').fill(String(sshd.port));
+    await dialog.locator('input[name=username]').fill(sshd.users.password.username);
+    await dialog.locator('input[name=password]').fill(sshd.users.password.password);
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    const vault = page.getByRole('dialog', { name: 'Set up the vault' });
+    await vault.waitFor();
+    await vault.locator('input[name=master-password]').fill('correct horse battery');
+    await vault.locator('input[name=master-password-confirm]').fill('correct horse battery');
+    await vault.getByRole('button', { name: 'Set master password' }).click();
+    await dialog.waitFor({ state: 'detached' });
+
+    await page.getByRole('treeitem', { name: /^files sshd, SSH/ }).dblclick();
+    await page.getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ }).getByRole('button', { name: 'Trust and connect' }).click();
+    await expect.poll(() => page.locator('.tab.active').getAttribute('class'), { timeout: 20_000 }).toContain('open');
+
+    // The toggle sits beside the tabs; the shortcut works from inside the terminal too.
+    const toggle = page.getByRole('button', { name: 'Files', exact: true });
+    expect(await toggle.getAttribute('aria-pressed')).toBe('false');
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.press('Control+Shift+E');
+    await panel().waitFor();
+    expect(await toggle.getAttribute('aria-pressed')).toBe('true');
+    await expect.poll(() => panel().getAttribute('data-path'), { timeout: 15_000 }).toBe(home);
+    const crumbs = await panel().locator('.crumb').allInnerTexts();
+    expect(crumbs).toEqual(['/', ...home.split('/').filter(Boolean)]);
+  });
+
+  it('creates a folder, enters it with a double-click, and explains the empty folder', async () => {
+    await panel().getByRole('button', { name: 'New folder' }).click();
+    const ask = page.getByRole('dialog', { name: 'New folder' });
+    await ask.locator('input').fill(folder);
+    await ask.getByRole('button', { name: 'Create' }).click();
+    await row(folder).locator('.entry-name').dblclick();
+    await expect.poll(() => panel().getAttribute('data-path')).toBe(remote());
+    expect(await panel().locator('.sftp-empty').innerText()).toContain('This folder is empty');
+    expect(statSync(remote()).isDirectory()).toBe(true);
+  });
+
+  it('uploads a file chosen in the file input, streamed in chunks, equal on the server', async () => {
+    await panel().locator('input[name=sftp-upload]').setInputFiles({ name: 'random.bin', mimeType: 'application/octet-stream', buffer: payload });
+    await row('random.bin').waitFor({ timeout: 20_000 });
+    const transfer = panel().locator('.transfer').filter({ hasText: 'random.bin' });
+    await expect.poll(() => transfer.getAttribute('data-state'), { timeout: 20_000 }).toBe('done');
+    expect(await transfer.innerText()).toContain('Uploaded 3.5 MB');
+    expect(sha256(readFileSync(remote('random.bin')))).toBe(sha256(payload));
+    expect(readdirSync(remote()).filter((n) => n.includes('wraith-part'))).toEqual([]);
+    expect(await row('random.bin').locator('.col-size').innerText()).toBe('3.5 MB');
+  });
+
+  it('uploads a folder with its sub-folders', async () => {
+    await panel().locator('input[name=sftp-upload-folder]').setInputFiles(join(localDir, 'tree'));
+    await row('tree').waitFor({ timeout: 20_000 });
+    await expect.poll(() => existsSync(remote('tree', 'sub', 'b.txt')) && readFileSync(remote('tree', 'sub', 'b.txt'), 'utf8'), { timeout: 20_000 }).toBe('beta\n');
+    expect(readFileSync(remote('tree', 'a.txt'), 'utf8')).toBe('alpha\n');
+  });
+
+  it('sorts by size and hides dot-files until asked', async () => {
+    await panel().locator('input[name=sftp-upload]').setInputFiles([
+      { name: 'small.txt', mimeType: 'text/plain', buffer: Buffer.from('hello\n') },
+      { name: '.hidden-note', mimeType: 'text/plain', buffer: Buffer.from('psst\n') },
+    ]);
+    await row('small.txt').waitFor({ timeout: 20_000 });
+    await expect.poll(() => existsSync(remote('.hidden-note'))).toBe(true);
+    await panel().getByRole('button', { name: 'Refresh' }).click();
+    expect(await names()).not.toContain('.hidden-note');
+    await panel().getByRole('button', { name: 'Show hidden files' }).click();
+    await row('.hidden-note').waitFor();
+
+    await panel().getByRole('button', { name: /^Size/ }).click(); // largest first
+    expect(await names()).toEqual(['tree', 'random.bin', 'small.txt', '.hidden-note']); // 6 bytes, then 5
+    expect(await panel().locator('th.col-size').getAttribute('aria-sort')).toBe('descending');
+    await panel().getByRole('button', { name: /^Name/ }).click();
+    expect(await names()).toEqual(['tree', '.hidden-note', 'random.bin', 'small.txt']);
+    await panel().getByRole('button', { name: 'Show hidden files' }).click();
+    await row('.hidden-note').waitFor({ state: 'detached' });
+  });
+
+  it('renames a file', async () => {
+    await menu('small.txt', 'Rename…');
+    const ask = page.getByRole('dialog', { name: 'Rename small.txt' });
+    await ask.locator('input').fill('notes.txt');
+    await ask.getByRole('button', { name: 'Rename' }).click();
+    await row('notes.txt').waitFor();
+    await row('small.txt').waitFor({ state: 'detached' });
+    expect(existsSync(remote('small.txt'))).toBe(false);
+    expect(readFileSync(remote('notes.txt'), 'utf8')).toBe('hello\n');
+  });
+
+  it('changes permissions with the octal dialog', async () => {
+    await menu('notes.txt', 'Permissions…');
+    const dialog = page.getByRole('dialog', { name: 'Permissions of notes.txt' });
+    await dialog.locator('input[name=mode]').fill('640');
+    expect(await dialog.getByLabel('Others read').isChecked()).toBe(false);
+    expect(await dialog.getByLabel('Group read').isChecked()).toBe(true);
+    await dialog.getByLabel('Owner execute').check();
+    expect(await dialog.locator('input[name=mode]').inputValue()).toBe('740');
+    await dialog.getByRole('button', { name: 'Apply' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await expect.poll(() => statSync(remote('notes.txt')).mode & 0o7777).toBe(0o740);
+  });
+
+  it('edits a text file in place, and refuses a binary one with the server\'s reason', async () => {
+    await row('notes.txt').locator('.entry-name').dblclick();
+    const editor = page.getByRole('dialog', { name: 'Edit notes.txt' });
+    const text = editor.getByRole('textbox', { name: 'Contents of notes.txt' });
+    await expect.poll(() => text.inputValue()).toBe('hello\n');
+    await text.press('Control+End');
+    await text.pressSequentially('edited in wraith\n');
+    expect(await editor.innerText()).toContain('modified');
+    await shot('wraith-sftp-editor');
+    await text.press('Control+s');
+    await expect.poll(() => readFileSync(remote('notes.txt'), 'utf8')).toBe('hello\nedited in wraith\n');
+    expect(statSync(remote('notes.txt')).mode & 0o7777).toBe(0o740); // the file kept its mode
+    await editor.getByRole('button', { name: 'Close', exact: true }).last().click();
+    await editor.waitFor({ state: 'detached' });
+
+    await row('random.bin').locator('.entry-name').dblclick();
+    const refused = page.getByRole('dialog', { name: 'Edit random.bin' });
+    const alert = refused.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.innerText()).toMatch(/cannot be edited here[\s\S]*(binary|text|5 MB|large)/i);
+    expect(await refused.getByRole('button', { name: 'Save' }).count()).toBe(0);
+    await refused.getByRole('button', { name: 'Close', exact: true }).last().click();
+  });
+
+  it('downloads a file into the page with the same bytes', async () => {
+    const [download] = await Promise.all([page.waitForEvent('download'), menu('random.bin', 'Download')]);
+    expect(download.suggestedFilename()).toBe('random.bin');
+    const chunks: Buffer[] = [];
+    for await (const c of await download.createReadStream()) chunks.push(Buffer.from(c));
+    expect(sha256(Buffer.concat(chunks))).toBe(sha256(payload));
+    const transfer = panel().locator('.transfer[data-state="done"]').filter({ hasText: 'Downloaded' });
+    await transfer.waitFor();
+  });
+
+  it('deletes a file and a folder only after confirmation', async () => {
+    await menu('random.bin', 'Delete…');
+    const confirm = page.getByRole('dialog', { name: 'Delete random.bin?' });
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    expect(existsSync(remote('random.bin'))).toBe(true);
+
+    await menu('random.bin', 'Delete…');
+    await confirm.getByRole('button', { name: 'Delete' }).click();
+    await row('random.bin').waitFor({ state: 'detached' });
+    expect(existsSync(remote('random.bin'))).toBe(false);
+
+    await menu('tree', 'Delete…');
+    const confirmTree = page.getByRole('dialog', { name: 'Delete tree?' });
+    expect(await confirmTree.innerText()).toContain('everything in it');
+    await confirmTree.getByRole('button', { name: 'Delete' }).click();
+    await row('tree').waitFor({ state: 'detached' });
+    expect(existsSync(remote('tree'))).toBe(false);
+  });
+
+  it('takes a screenshot with the panel open and the page logged no errors', async () => {
+    await shot('wraith-sftp');
+    const errors = browser.pageErrors.filter((e) => !/WebSocket connection to .* failed/.test(e));
+    expect(errors).toEqual([]);
+  });
+});
