@@ -1,11 +1,13 @@
 import { events, methods } from '../common/contract/index.js';
 import { OK } from '../common/contract/define.js';
+import { WraithError } from '../common/errors.js';
 import { describeContract } from '../common/contract/describe.js';
 import { type Db, openDatabase } from './db/database.js';
 import { ConnectionsService } from './connections/connections-service.js';
 import { importSshConfig } from './connections/ssh-config-import.js';
 import { HostKeyStore } from './hostkeys/host-key-store.js';
 import { packageVersion } from './paths.js';
+import { RdpService } from './rdp/rdp-service.js';
 import { EventBus, Router } from './router.js';
 import { SessionRegistry } from './sessions/session-registry.js';
 import { SettingsService } from './settings/settings-service.js';
@@ -13,6 +15,8 @@ import { PtyService } from './pty/pty-service.js';
 import { SshService } from './ssh/ssh-service.js';
 import type { FlowControlOptions } from './terminal/terminal-session.js';
 import { TerminalService } from './terminal/terminal-service.js';
+import { registerSftpHandlers } from './sftp/sftp-handlers.js';
+import { SftpService } from './sftp/sftp-service.js';
 import { type OsKeyWrapper, Vault } from './vault/vault.js';
 
 export interface AppOptions {
@@ -37,9 +41,11 @@ export class App {
   readonly connections: ConnectionsService;
   readonly hostKeys: HostKeyStore;
   readonly sessions: SessionRegistry;
+  readonly rdp: RdpService;
   readonly terminals: TerminalService;
   readonly ssh: SshService;
   readonly pty: PtyService;
+  readonly sftp: SftpService;
   private disposed = false;
 
   constructor(readonly options: AppOptions) {
@@ -49,7 +55,13 @@ export class App {
     this.connections = new ConnectionsService(this.db, this.vault);
     this.hostKeys = new HostKeyStore(this.db);
     this.sessions = new SessionRegistry(this.bus);
+    this.rdp = new RdpService(this.connections, this.hostKeys, this.sessions, this.bus);
+    // SFTP rides on the SSH session's connection (one cached SFTP channel per session).
+    this.sftp = new SftpService((sessionId) => this.ssh.sftp(sessionId), {
+      emitProgress: (p) => this.bus.emit('transfer.progress', p),
+    });
     this.registerFoundation();
+    this.registerRdp();
     this.terminals = new TerminalService();
     const terminalDeps = {
       bus: this.bus,
@@ -67,12 +79,14 @@ export class App {
     });
     this.pty = new PtyService(terminalDeps);
     this.registerTerminals();
+    this.registerSftp();
   }
 
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
     this.ssh.dispose();
+    await this.sftp.dispose();
     await this.sessions.closeAll();
     this.db.close();
   }
@@ -119,9 +133,51 @@ export class App {
     r.handle('sessions.close', async (i) => (await this.sessions.close(i.sessionId), OK));
   }
 
+  private registerRdp(): void {
+    const r = this.router;
+    const rdp = this.rdp;
+    r.handle('rdp.open', (i) => rdp.open(i.connectionId, i.width, i.height));
+    r.handle('rdp.close', async (i) => (await rdp.tab(i.sessionId).close(), OK));
+    r.handle('rdp.reconnect', (i) => rdp.tab(i.sessionId).reopen());
+    r.handle('rdp.framebuffer', (i) => {
+      const fb = rdp.tab(i.sessionId).requireNative().getFramebuffer();
+      if (!fb) throw new WraithError('ESESSIONCLOSED', 'The desktop is not available (the session is closing).');
+      return fb;
+    });
+    r.handle('rdp.ack', (i) => (rdp.tab(i.sessionId).ack(), OK));
+    r.handle('rdp.mouse', (i) => {
+      const s = rdp.tab(i.sessionId).requireNative();
+      if (i.action === 'move') s.mouseMove(i.x, i.y);
+      else if (i.action === 'down' || i.action === 'up') s.mouseButton(i.button, i.action === 'down', i.x, i.y);
+      else if (i.action === 'click' || i.action === 'doubleclick') s.click(i.x, i.y, i.button, i.action === 'click' ? 1 : 2);
+      else s.wheel(i.delta, i.horizontal, i.x, i.y);
+      return OK;
+    });
+    r.handle('rdp.key', (i) => ({ mapped: rdp.tab(i.sessionId).requireNative().sendKeyCode(i.code, i.down) }));
+    r.handle('rdp.type', (i) => (rdp.tab(i.sessionId).requireNative().type(i.text), OK));
+    r.handle('rdp.keypress', (i) => {
+      const s = rdp.tab(i.sessionId).requireNative();
+      try {
+        s.keypress(i.keys);
+      } catch (err) {
+        throw new WraithError('EBADARGS', `keys: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      return OK;
+    });
+    r.handle('rdp.resize', (i) => rdp.tab(i.sessionId).reopen(i.width, i.height));
+    r.handle('rdp.screenshot', async (i) => {
+      const shot = await rdp.tab(i.sessionId).screenshot(i);
+      return { ...shot, data: shot.data.toString('base64') };
+    });
+  }
+
   private registerTerminals(): void {
     this.terminals.register(this.router);
     this.ssh.register(this.router);
     this.pty.register(this.router);
+  }
+
+  private registerSftp(): void {
+    registerSftpHandlers(this.router, this.sftp);
   }
 }

@@ -5,7 +5,9 @@ import { healthMethods } from './health.js';
 import { hostkeysMethods } from './hostkeys.js';
 import { sessionsEvents, sessionsMethods } from './sessions.js';
 import { ptyMethods } from './pty.js';
+import { rdpEvents, rdpMethods } from './rdp.js';
 import { settingsMethods } from './settings.js';
+import { sftpEvents, sftpMethods } from './sftp.js';
 import { sshEvents, sshMethods } from './ssh.js';
 import { terminalEvents, terminalMethods } from './terminal.js';
 import { vaultMethods } from './vault.js';
@@ -24,12 +26,16 @@ export const methods = {
   ...sshMethods,
   ...terminalMethods,
   ...ptyMethods,
+  ...rdpMethods,
+  ...sftpMethods,
 } satisfies Record<string, MethodDef>;
 
 export const events = {
   ...sessionsEvents,
   ...sshEvents,
   ...terminalEvents,
+  ...rdpEvents,
+  ...sftpEvents,
 } satisfies Record<string, EventDef>;
 
 export type Methods = typeof methods;
@@ -58,7 +64,9 @@ export * from './health.js';
 export * from './hostkeys.js';
 export * from './sessions.js';
 export * from './pty.js';
+export * from './rdp.js';
 export * from './settings.js';
+export * from './sftp.js';
 export * from './ssh.js';
 export * from './terminal.js';
 export * from './vault.js';
