@@ -5,7 +5,7 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import vm from 'node:vm';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, test, vi } from 'vitest';
 import {
   RdpError,
   RdpSession,
