@@ -221,7 +221,10 @@ class Session {
   void RequestStop() {
     stopRequested = true;
     std::lock_guard<std::mutex> lk(mu);
-    if (instance) freerdp_abort_connect(instance);  // only sets FreeRDP's abort event
+    // The one FreeRDP call made off the session thread: while freerdp_connect() blocks,
+    // nothing else can interrupt it. It only records CONNECT_CANCELLED and sets an event.
+    // Once connected the session thread's own wait includes inputEvent.
+    if (instance && !connectDone) freerdp_abort_connect(instance);
     if (inputEvent) SetEvent(inputEvent);
   }
 
