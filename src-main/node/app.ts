@@ -78,6 +78,7 @@ export class App {
       promptTimeoutMs: options.terminal?.promptTimeoutMs,
     });
     this.pty = new PtyService(terminalDeps);
+    this.rdp.openTunnel = (via, host, port) => this.ssh.openTunnel(via, host, port);
     this.registerTerminals();
     this.registerSftp();
   }
@@ -85,8 +86,9 @@ export class App {
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
-    this.ssh.dispose();
+    // Transfers first: their remote temp files are removed over the SSH connections.
     await this.sftp.dispose();
+    this.ssh.dispose();
     await this.sessions.closeAll();
     this.db.close();
   }

@@ -255,13 +255,41 @@ describe('bad input gets a stable code, never a crash', () => {
   });
 });
 
-test('the App serves sftp.* and, until SSH sessions are wired, answers EUNAVAILABLE', async () => {
+test('through the App: sftp.* rides on an ssh.open session, events included; closing the session ends it', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'wraith-sftp-app-'));
   const app = new App({ dataDir, host: 'in-process' });
   const c = connectInProcess(app);
+  c.subscribe(['transfer.']);
+  const progress: string[] = [];
+  c.on('transfer.progress', (p) => progress.push(p.state));
   try {
-    await expect(c.call('sftp.list', { sessionId: 'any', path: '.' })).rejects.toMatchObject({ code: 'EUNAVAILABLE' });
-    expect(await c.call('sftp.transfers')).toEqual([]);
+    await c.call('vault.init', { protection: 'keyfile' });
+    await c.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
+    const conn = await c.call('connections.create', {
+      name: 'sftp-e2e',
+      kind: 'ssh',
+      host: sshd.host,
+      port: sshd.port,
+      username: sshd.users.password.username,
+      authMethod: 'password',
+      secrets: { password: sshd.users.password.password },
+    });
+    const { sessionId } = await c.call('ssh.open', { connectionId: conn.id });
+    expect(await c.call('sftp.realpath', { sessionId })).toEqual({ path: '/home/wraith-pw' });
+
+    const local = join(dataDir, 'e2e.bin');
+    const bytes = randomBytes(300_000);
+    writeFileSync(local, bytes);
+    const { transferId } = await c.call('sftp.upload', { sessionId, localPath: local, remotePath: `${dir}/e2e.bin` });
+    await app.sftp.wait(transferId);
+    expect(readFileSync(`${dir}/e2e.bin`).equals(bytes)).toBe(true);
+    const listed = await c.call('sftp.list', { sessionId, path: dir });
+    expect(listed.entries.map((e) => e.name)).toContain('e2e.bin');
+    await new Promise((r) => setTimeout(r, 20)); // events are delivered asynchronously
+    expect(progress.at(-1)).toBe('done');
+
+    await c.call('sessions.close', { sessionId });
+    await expect(c.call('sftp.list', { sessionId, path: dir })).rejects.toMatchObject({ code: 'ENOTFOUND' });
   } finally {
     c.close();
     await app.dispose();

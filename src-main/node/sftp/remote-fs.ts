@@ -32,9 +32,19 @@ export function parseMode(mode: number | string): number {
   return typeof mode === 'number' ? mode : parseInt(mode, 8);
 }
 
-/** ".name.wraith-part-1a2b3c4d" beside the destination: hidden, recognisable, unique. */
+/**
+ * ".name.wraith-part-1a2b3c4d" for a file called name: hidden, recognisable, unique. The name is
+ * shortened so the temp stays within the usual 255-byte limit for a file name.
+ */
+export function tempBasename(name: string): string {
+  let short = name;
+  while (Buffer.byteLength(short) > 200) short = short.slice(0, -1);
+  return `.${short}.wraith-part-${randomBytes(4).toString('hex')}`;
+}
+
+/** The temp beside a remote destination. */
 export function tempNameFor(path: string): string {
-  return posix.join(posix.dirname(path), `.${posix.basename(path)}.wraith-part-${randomBytes(4).toString('hex')}`);
+  return posix.join(posix.dirname(path), tempBasename(posix.basename(path)));
 }
 
 /** OpenSSH longname: "drwxr-xr-x    2 root     root         4096 Jan  1 00:00 name". */

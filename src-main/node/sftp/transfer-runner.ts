@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, posix } from 'node:path';
 import { type CopyOptions, downloadFile, uploadFile } from './file-copy.js';
-import { type RemoteFs, entryType, tempNameFor } from './remote-fs.js';
+import { type RemoteFs, entryType, tempBasename, tempNameFor } from './remote-fs.js';
 import { cancelledError, fromLocalError, sftpError } from './sftp-errors.js';
 import type { Transfer } from './transfer.js';
 import { type Tree, walkLocal, walkRemote } from './tree.js';
@@ -17,7 +16,7 @@ export interface TransferTuning {
 }
 
 function localTempFor(path: string): string {
-  return join(dirname(path), `.${basename(path)}.wraith-part-${randomBytes(4).toString('hex')}`);
+  return join(dirname(path), tempBasename(basename(path)));
 }
 
 async function localLstatOrNull(path: string) {

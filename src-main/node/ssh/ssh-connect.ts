@@ -2,12 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import type { Duplex } from 'node:stream';
-import { type AnyAuthMethod, type AuthHandlerMiddleware, Client, type Prompt, utils } from 'ssh2';
+import ssh2, { type AnyAuthMethod, type AuthHandlerMiddleware, Client, type Prompt } from 'ssh2';
 import { WraithError } from '../../common/errors.js';
 import type { ResolvedConnection } from '../connections/connections-service.js';
 import { type HostKeyStore, sshFingerprint } from '../hostkeys/host-key-store.js';
 import type { EventBus } from '../router.js';
 import { type HopLabel, label, mapConnectError } from './errors.js';
+
+// ssh2 is CommonJS: Node's ESM loader cannot see `utils` as a named export.
+const { utils } = ssh2;
 
 export const MAX_JUMP_HOPS = 8;
 

@@ -12,6 +12,7 @@ import type { FlowControlOptions, TerminalCwd } from '../terminal/terminal-sessi
 import { TerminalSession } from '../terminal/terminal-session.js';
 import type { TerminalService } from '../terminal/terminal-service.js';
 import { type ConnectDeps, MAX_JUMP_HOPS, PromptBroker, connectChain } from './ssh-connect.js';
+import { type Tunnel, listenTunnel } from './tunnel.js';
 
 export interface SshServiceDeps {
   bus: EventBus;
@@ -295,6 +296,20 @@ export class SshService {
       throw err;
     }
     this.changed(sessionId);
+  }
+
+  /**
+   * A loopback TCP tunnel to host:port through a saved SSH connection (and its own jump
+   * chain), each hop host-key checked. RDP through a jump host uses it.
+   */
+  async openTunnel(viaConnectionId: string, host: string, port: number, signal?: AbortSignal): Promise<Tunnel> {
+    const clients = await connectChain(this.connectDeps, this.resolveChain(viaConnectionId), signal);
+    try {
+      return await listenTunnel(clients, host, port);
+    } catch (err) {
+      for (const c of clients) c.destroy();
+      throw err;
+    }
   }
 
   session(id: string): SshSession {
