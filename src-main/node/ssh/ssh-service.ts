@@ -235,6 +235,8 @@ export class SshSession extends TerminalSession {
 export class SshService {
   readonly prompts: PromptBroker;
   private readonly connectDeps: ConnectDeps;
+  /** Connects in progress (open/reconnect), aborted on dispose so no half-open client outlives the host. */
+  private readonly inFlight = new Set<AbortController>();
 
   constructor(private readonly deps: SshServiceDeps) {
     this.prompts = new PromptBroker(deps.bus, deps.promptTimeoutMs ?? 120_000);
@@ -271,7 +273,7 @@ export class SshService {
       flow: this.deps.flow,
     });
     // Registered only once connected: a failed open leaves nothing behind.
-    await session.connect(chain, this.connectDeps, signal);
+    await this.tracked(signal, (s) => session.connect(chain, this.connectDeps, s));
     this.deps.terminals.add(session);
     this.deps.sessions.add(session);
     return { sessionId: session.id };
@@ -286,7 +288,7 @@ export class SshService {
     session.state = 'connecting';
     this.changed(sessionId);
     try {
-      await session.connect(chain, this.connectDeps, signal);
+      await this.tracked(signal, (s) => session.connect(chain, this.connectDeps, s));
     } catch (err) {
       if (!session.isClosed()) {
         session.state = 'disconnected';
@@ -401,7 +403,22 @@ export class SshService {
   }
 
   dispose(): void {
+    for (const c of this.inFlight) c.abort();
     this.prompts.cancelAll();
+  }
+
+  private async tracked<T>(outer: AbortSignal | undefined, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const ctl = new AbortController();
+    const onOuter = () => ctl.abort();
+    outer?.addEventListener('abort', onOuter, { once: true });
+    if (outer?.aborted) ctl.abort();
+    this.inFlight.add(ctl);
+    try {
+      return await run(ctl.signal);
+    } finally {
+      this.inFlight.delete(ctl);
+      outer?.removeEventListener('abort', onOuter);
+    }
   }
 
   register(router: Router): void {
