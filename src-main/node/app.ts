@@ -1,12 +1,15 @@
 import { events, methods } from '../common/contract/index.js';
 import { OK } from '../common/contract/define.js';
 import { describeContract } from '../common/contract/describe.js';
+import { AiService } from './ai/ai-service.js';
+import { AuditLog } from './audit/audit-log.js';
 import { type Db, openDatabase } from './db/database.js';
 import { ConnectionsService } from './connections/connections-service.js';
 import { importSshConfig } from './connections/ssh-config-import.js';
 import { HostKeyStore } from './hostkeys/host-key-store.js';
 import { packageVersion } from './paths.js';
 import { EventBus, Router } from './router.js';
+import { PasswordPromptTracker, Redactor } from './security/redact.js';
 import { SessionRegistry } from './sessions/session-registry.js';
 import { SettingsService } from './settings/settings-service.js';
 import { type OsKeyWrapper, Vault } from './vault/vault.js';
@@ -31,6 +34,10 @@ export class App {
   readonly connections: ConnectionsService;
   readonly hostKeys: HostKeyStore;
   readonly sessions: SessionRegistry;
+  readonly redactor = new Redactor();
+  readonly passwordPrompts = new PasswordPromptTracker(this.redactor);
+  readonly audit: AuditLog;
+  readonly ai: AiService;
   private disposed = false;
 
   constructor(readonly options: AppOptions) {
@@ -40,12 +47,26 @@ export class App {
     this.connections = new ConnectionsService(this.db, this.vault);
     this.hostKeys = new HostKeyStore(this.db);
     this.sessions = new SessionRegistry(this.bus);
+    this.audit = new AuditLog(this.db);
+    this.ai = new AiService({
+      db: this.db,
+      router: this.router,
+      bus: this.bus,
+      vault: this.vault,
+      sessions: this.sessions,
+      audit: this.audit,
+      redactor: this.redactor,
+      tracker: this.passwordPrompts,
+      dataDir: options.dataDir,
+    });
     this.registerFoundation();
+    this.registerAi();
   }
 
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
+    await this.ai.dispose();
     await this.sessions.closeAll();
     this.db.close();
   }
@@ -90,5 +111,25 @@ export class App {
 
     r.handle('sessions.list', () => this.sessions.list());
     r.handle('sessions.close', async (i) => (await this.sessions.close(i.sessionId), OK));
+  }
+
+  private registerAi(): void {
+    const r = this.router;
+    const ai = this.ai;
+    r.handle('ai.send', (i, ctx) => ai.send(i, ctx));
+    r.handle('ai.abort', (i) => ({ aborted: ai.abort(i) }));
+    r.handle('ai.approve', (i, ctx) => (ai.approve(i.runId, i.toolUseId, i.all, ctx), OK));
+    r.handle('ai.deny', (i, ctx) => (ai.deny(i.runId, i.toolUseId, i.reason, ctx), OK));
+    r.handle('ai.mode.get', () => ({ mode: ai.getMode() }));
+    r.handle('ai.mode.set', (i) => ({ mode: ai.setMode(i.mode) }));
+    r.handle('ai.conversations.list', (i) => ai.listConversations(i?.limit ?? 50, i?.offset ?? 0));
+    r.handle('ai.conversations.get', (i) => ai.getConversation(i.id));
+    r.handle('ai.conversations.rename', (i) => ai.store.rename(i.id, i.title));
+    r.handle('ai.conversations.delete', (i) => (ai.store.delete(i.id), OK));
+    r.handle('ai.conversations.search', (i) => ai.store.search(i.query, i.limit));
+    r.handle('ai.usage', (i) => ai.usage(i?.conversationId));
+    r.handle('ai.settings.get', () => ai.settingsView());
+    r.handle('ai.settings.set', (i) => ai.setSettings(i));
+    r.handle('audit.list', (i) => this.audit.list(i ?? { limit: 100 }));
   }
 }

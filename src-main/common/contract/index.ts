@@ -1,5 +1,7 @@
 import type { z } from 'zod';
 import type { EventDef, MethodDef } from './define.js';
+import { aiEvents, aiMethods } from './ai.js';
+import { auditMethods } from './audit.js';
 import { connectionsMethods } from './connections.js';
 import { healthMethods } from './health.js';
 import { hostkeysMethods } from './hostkeys.js';
@@ -24,12 +26,15 @@ export const methods = {
   ...sshMethods,
   ...terminalMethods,
   ...ptyMethods,
+  ...aiMethods,
+  ...auditMethods,
 } satisfies Record<string, MethodDef>;
 
 export const events = {
   ...sessionsEvents,
   ...sshEvents,
   ...terminalEvents,
+  ...aiEvents,
 } satisfies Record<string, EventDef>;
 
 export type Methods = typeof methods;
@@ -53,6 +58,8 @@ export function isEventName(name: string): name is EventName {
 }
 
 export * from './define.js';
+export * from './ai.js';
+export * from './audit.js';
 export * from './connections.js';
 export * from './health.js';
 export * from './hostkeys.js';
