@@ -1,5 +1,6 @@
 import { events, methods } from '../common/contract/index.js';
 import { OK } from '../common/contract/define.js';
+import { WraithError } from '../common/errors.js';
 import { describeContract } from '../common/contract/describe.js';
 import { AiService } from './ai/ai-service.js';
 import { AuditLog } from './audit/audit-log.js';
@@ -8,6 +9,7 @@ import { ConnectionsService } from './connections/connections-service.js';
 import { importSshConfig } from './connections/ssh-config-import.js';
 import { HostKeyStore } from './hostkeys/host-key-store.js';
 import { packageVersion } from './paths.js';
+import { RdpService } from './rdp/rdp-service.js';
 import { EventBus, Router } from './router.js';
 import { PasswordPromptTracker, Redactor } from './security/redact.js';
 import { SessionRegistry } from './sessions/session-registry.js';
@@ -34,6 +36,7 @@ export class App {
   readonly connections: ConnectionsService;
   readonly hostKeys: HostKeyStore;
   readonly sessions: SessionRegistry;
+  readonly rdp: RdpService;
   readonly redactor = new Redactor();
   readonly passwordPrompts = new PasswordPromptTracker(this.redactor);
   readonly audit: AuditLog;
@@ -47,6 +50,7 @@ export class App {
     this.connections = new ConnectionsService(this.db, this.vault);
     this.hostKeys = new HostKeyStore(this.db);
     this.sessions = new SessionRegistry(this.bus);
+    this.rdp = new RdpService(this.connections, this.hostKeys, this.sessions, this.bus);
     this.audit = new AuditLog(this.db);
     this.ai = new AiService({
       db: this.db,
@@ -60,6 +64,7 @@ export class App {
       dataDir: options.dataDir,
     });
     this.registerFoundation();
+    this.registerRdp();
     this.registerAi();
   }
 
@@ -111,6 +116,44 @@ export class App {
 
     r.handle('sessions.list', () => this.sessions.list());
     r.handle('sessions.close', async (i) => (await this.sessions.close(i.sessionId), OK));
+  }
+
+  private registerRdp(): void {
+    const r = this.router;
+    const rdp = this.rdp;
+    r.handle('rdp.open', (i) => rdp.open(i.connectionId, i.width, i.height));
+    r.handle('rdp.close', async (i) => (await rdp.tab(i.sessionId).close(), OK));
+    r.handle('rdp.reconnect', (i) => rdp.tab(i.sessionId).reopen());
+    r.handle('rdp.framebuffer', (i) => {
+      const fb = rdp.tab(i.sessionId).requireNative().getFramebuffer();
+      if (!fb) throw new WraithError('ESESSIONCLOSED', 'The desktop is not available (the session is closing).');
+      return fb;
+    });
+    r.handle('rdp.ack', (i) => (rdp.tab(i.sessionId).ack(), OK));
+    r.handle('rdp.mouse', (i) => {
+      const s = rdp.tab(i.sessionId).requireNative();
+      if (i.action === 'move') s.mouseMove(i.x, i.y);
+      else if (i.action === 'down' || i.action === 'up') s.mouseButton(i.button, i.action === 'down', i.x, i.y);
+      else if (i.action === 'click' || i.action === 'doubleclick') s.click(i.x, i.y, i.button, i.action === 'click' ? 1 : 2);
+      else s.wheel(i.delta, i.horizontal, i.x, i.y);
+      return OK;
+    });
+    r.handle('rdp.key', (i) => ({ mapped: rdp.tab(i.sessionId).requireNative().sendKeyCode(i.code, i.down) }));
+    r.handle('rdp.type', (i) => (rdp.tab(i.sessionId).requireNative().type(i.text), OK));
+    r.handle('rdp.keypress', (i) => {
+      const s = rdp.tab(i.sessionId).requireNative();
+      try {
+        s.keypress(i.keys);
+      } catch (err) {
+        throw new WraithError('EBADARGS', `keys: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      return OK;
+    });
+    r.handle('rdp.resize', (i) => rdp.tab(i.sessionId).reopen(i.width, i.height));
+    r.handle('rdp.screenshot', async (i) => {
+      const shot = await rdp.tab(i.sessionId).screenshot(i);
+      return { ...shot, data: shot.data.toString('base64') };
+    });
   }
 
   private registerAi(): void {

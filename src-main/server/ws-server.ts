@@ -1,13 +1,12 @@
-import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, sep } from 'node:path';
 import { WebSocket, WebSocketServer } from 'ws';
-import { ClientMessage, MAX_FRAME_BYTES, type ServerMessage } from '../common/protocol.js';
-import { toSerializedError } from '../common/errors.js';
+import { MAX_FRAME_BYTES, type ServerMessage } from '../common/protocol.js';
 import type { App } from '../node/app.js';
-import { describeIssues } from '../node/router.js';
+import { openConnection } from '../node/connection.js';
 import { decodeFrame, encodeFrame } from './codec.js';
 
 export interface ServeOptions {
@@ -171,19 +170,16 @@ function serveStatic(root: string | undefined, pathname: string, res: ServerResp
 }
 
 function serveSocket(app: App, ws: WebSocket, origin: 'ui' | 'cli'): void {
-  const clientId = randomUUID();
-  let prefixes: string[] = [];
-  const send = (m: ServerMessage) => {
+  const connection = openConnection(app, origin, (m: ServerMessage) => {
     if (ws.readyState === WebSocket.OPEN) ws.send(encodeFrame(m), { binary: true });
-  };
-  const unsubscribe = app.bus.subscribe((name, payload) => {
-    if (prefixes.some((p) => name.startsWith(p))) send({ t: 'event', name, payload });
   });
-  ws.on('close', unsubscribe);
+  const refuseFrame = (message: string) =>
+    ws.send(encodeFrame({ t: 'error', id: null, error: { code: 'EBADARGS', message } } satisfies ServerMessage));
+  ws.on('close', () => connection.close());
   ws.on('error', () => ws.terminate());
   ws.on('message', (data, isBinary) => {
     if (!isBinary) {
-      send({ t: 'error', id: null, error: { code: 'EBADARGS', message: 'Send MessagePack binary frames, not text.' } });
+      refuseFrame('Send MessagePack binary frames, not text.');
       return;
     }
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
@@ -191,23 +187,9 @@ function serveSocket(app: App, ws: WebSocket, origin: 'ui' | 'cli'): void {
     try {
       raw = decodeFrame(bytes);
     } catch {
-      send({ t: 'error', id: null, error: { code: 'EBADARGS', message: 'That frame is not valid MessagePack.' } });
+      refuseFrame('That frame is not valid MessagePack.');
       return;
     }
-    const parsed = ClientMessage.safeParse(raw);
-    if (!parsed.success) {
-      const id = typeof raw === 'object' && raw !== null && typeof (raw as { id?: unknown }).id === 'number' ? (raw as { id: number }).id : null;
-      send({ t: 'error', id, error: { code: 'EBADARGS', message: `Malformed message: ${describeIssues(parsed.error)}` } });
-      return;
-    }
-    const msg = parsed.data;
-    if (msg.t === 'subscribe') {
-      prefixes = msg.prefixes;
-      return;
-    }
-    app.router.call(msg.method, msg.params, { clientId, origin }).then(
-      (result) => send({ t: 'result', id: msg.id, result }),
-      (err: unknown) => send({ t: 'error', id: msg.id, error: toSerializedError(err) }),
-    );
+    connection.receive(raw);
   });
 }

@@ -28,7 +28,7 @@ export function event<P extends z.ZodType>(payload: P, description: string): Eve
 }
 
 /** Raw bytes. Travels as a binary frame / structured clone, never base64 or a JSON array. */
-export const Bytes = z.instanceof(Uint8Array);
+export const Bytes = z.custom<Uint8Array>((v) => v instanceof Uint8Array, 'Expected bytes (Uint8Array)');
 
 export const Id = z.string().min(1).max(128);
 export const Empty = z.object({}).strict();

@@ -7,6 +7,7 @@ import { healthMethods } from './health.js';
 import { hostkeysMethods } from './hostkeys.js';
 import { sessionsEvents, sessionsMethods } from './sessions.js';
 import { ptyMethods } from './pty.js';
+import { rdpEvents, rdpMethods } from './rdp.js';
 import { settingsMethods } from './settings.js';
 import { sshEvents, sshMethods } from './ssh.js';
 import { terminalEvents, terminalMethods } from './terminal.js';
@@ -26,6 +27,7 @@ export const methods = {
   ...sshMethods,
   ...terminalMethods,
   ...ptyMethods,
+  ...rdpMethods,
   ...aiMethods,
   ...auditMethods,
 } satisfies Record<string, MethodDef>;
@@ -34,6 +36,7 @@ export const events = {
   ...sessionsEvents,
   ...sshEvents,
   ...terminalEvents,
+  ...rdpEvents,
   ...aiEvents,
 } satisfies Record<string, EventDef>;
 
@@ -65,6 +68,7 @@ export * from './health.js';
 export * from './hostkeys.js';
 export * from './sessions.js';
 export * from './pty.js';
+export * from './rdp.js';
 export * from './settings.js';
 export * from './ssh.js';
 export * from './terminal.js';

@@ -28,6 +28,8 @@ export interface ScreenGeometry {
   height: number;
   /** screenshot pixels per desktop pixel (≤ 1 when downscaled). */
   scale: number;
+  desktopWidth: number;
+  desktopHeight: number;
 }
 
 export interface ToolContext {
@@ -158,7 +160,7 @@ function mapPoint(ctx: ToolContext, tool: string, sessionId: string, x: number, 
   if (x >= g.width || y >= g.height) {
     throw new WraithError('EBADARGS', `${tool}: (${x}, ${y}) is outside the screenshot (${g.width}x${g.height}); use pixels of the latest screenshot.`);
   }
-  return { x: Math.min(Math.round(x / g.scale), Math.floor((g.width - 1) / g.scale)), y: Math.min(Math.round(y / g.scale), Math.floor((g.height - 1) / g.scale)) };
+  return { x: Math.min(Math.round(x / g.scale), g.desktopWidth - 1), y: Math.min(Math.round(y / g.scale), g.desktopHeight - 1) };
 }
 
 export const ScreenshotResult = z.object({
@@ -167,6 +169,8 @@ export const ScreenshotResult = z.object({
   width: z.number().int().positive(),
   height: z.number().int().positive(),
   scale: z.number().positive(),
+  desktopWidth: z.number().int().positive().optional(),
+  desktopHeight: z.number().int().positive().optional(),
 });
 
 function rdpPointer(
@@ -393,10 +397,10 @@ export function buildTools(): AiTool[] {
             maxHeight: ctx.settings.screenshotMaxHeight,
           });
           const r = ScreenshotResult.parse(raw);
-          ctx.screens.set(i.sessionId, { width: r.width, height: r.height, scale: r.scale });
+          ctx.screens.set(i.sessionId, { width: r.width, height: r.height, scale: r.scale, desktopWidth: r.desktopWidth ?? Math.round(r.width / r.scale), desktopHeight: r.desktopHeight ?? Math.round(r.height / r.scale) });
           const mime = r.mime === 'image/png' ? 'image/png' : 'image/jpeg';
           return {
-            text: ctx.fence(i.sessionId, 'screenshot', `Screenshot ${r.width}x${r.height} of ${ctx.sessionLabel(i.sessionId)} (desktop ${Math.round(r.width / r.scale)}x${Math.round(r.height / r.scale)}). Give coordinates in this image's pixels.`),
+            text: ctx.fence(i.sessionId, 'screenshot', `Screenshot ${r.width}x${r.height} of ${ctx.sessionLabel(i.sessionId)} (desktop ${r.desktopWidth ?? Math.round(r.width / r.scale)}x${r.desktopHeight ?? Math.round(r.height / r.scale)}). Give coordinates in this image's pixels.`),
             image: { mime, data: r.data, width: r.width, height: r.height },
           };
         },
@@ -407,9 +411,9 @@ export function buildTools(): AiTool[] {
     rdpPointer('rdp_move', 'Move the mouse pointer to a point of an RDP session (pixels of the latest screenshot).', 'move', 'Moved the pointer'),
     defineTool({
       name: 'rdp_scroll',
-      description: 'Scroll the mouse wheel at a point of an RDP session; negative delta scrolls down.',
+      description: 'Scroll the mouse wheel at a point of an RDP session; positive delta scrolls down, negative up.',
       effect: 'act',
-      input: z.object({ sessionId: SessionId, x: Coord, y: Coord, delta: z.number().int().min(-50).max(50).describe('Wheel notches; negative scrolls down') }),
+      input: z.object({ sessionId: SessionId, x: Coord, y: Coord, delta: z.number().int().min(-50).max(50).describe('Wheel notches; positive scrolls down') }),
       prepare: (i, label) => ({
         sessionId: i.sessionId,
         summary: `Scrolled ${i.delta} at (${i.x}, ${i.y}) in ${label(i.sessionId)}`,
@@ -417,7 +421,7 @@ export function buildTools(): AiTool[] {
         guarded: null,
         run: async (ctx) => {
           const p = mapPoint(ctx, 'rdp_scroll', i.sessionId, i.x, i.y);
-          await callMethod(ctx, 'rdp_scroll', 'rdp.mouse', { sessionId: i.sessionId, action: 'scroll', x: p.x, y: p.y, delta: i.delta });
+          await callMethod(ctx, 'rdp_scroll', 'rdp.mouse', { sessionId: i.sessionId, action: 'wheel', x: p.x, y: p.y, delta: i.delta });
           return { text: `Scrolled ${i.delta} at (${i.x}, ${i.y}).` };
         },
       }),

@@ -102,7 +102,8 @@ export function importSshConfig(
       const created = connections.create({
         name: alias,
         kind: 'ssh',
-        host: (params ? first(params.HostName) : spec?.host) ?? alias,
+        // HostName may use %h (the alias) and %% (a literal %), as OpenSSH expands them.
+        host: ((params ? first(params.HostName) : spec?.host) ?? alias).replace(/%(%|h)/g, (_m, c: string) => (c === 'h' ? alias : '%')),
         port,
         username: (params ? first(params.User) : spec?.user) ?? '',
         groupId: opts.groupId ?? null,

@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import { Bytes, Id, Ok, event, method } from './define.js';
+
+const Coord = z.number().int('Coordinates are whole pixels').min(0).max(16384);
+export const RdpMouseButton = z.enum(['left', 'right', 'middle']);
+
+export const RdpRect = z.object({
+  x: z.number().int(),
+  y: z.number().int(),
+  width: z.number().int(),
+  height: z.number().int(),
+  /** RGBA, width*height*4 bytes, rows packed. */
+  data: Bytes,
+});
+
+export const rdpMethods = {
+  'rdp.open': method(
+    z.object({
+      connectionId: Id,
+      width: z.number().int().min(200).max(8192).optional(),
+      height: z.number().int().min(200).max(8192).optional(),
+    }),
+    z.object({ sessionId: Id, width: z.number().int(), height: z.number().int() }),
+    'Connects a saved RDP connection (certificate checked like an SSH host key).',
+  ),
+  'rdp.close': method(z.object({ sessionId: Id }), Ok, 'Disconnects an RDP session.'),
+  'rdp.reconnect': method(
+    z.object({ sessionId: Id }),
+    z.object({ width: z.number().int(), height: z.number().int() }),
+    'Connects a disconnected RDP session again, in the same tab.',
+  ),
+  'rdp.framebuffer': method(
+    z.object({ sessionId: Id }),
+    z.object({ width: z.number().int(), height: z.number().int(), data: Bytes }),
+    'The whole current desktop as RGBA bytes (first paint, or repaint after a gap).',
+  ),
+  'rdp.ack': method(z.object({ sessionId: Id }), Ok, 'Flow control: the view has painted one rdp.frame event.'),
+  'rdp.mouse': method(
+    z.object({
+      sessionId: Id,
+      action: z.enum(['move', 'down', 'up', 'click', 'doubleclick', 'wheel']),
+      x: Coord,
+      y: Coord,
+      button: RdpMouseButton.default('left'),
+      /** Wheel notches; positive scrolls down (or right when horizontal). */
+      delta: z.number().min(-100).max(100).default(0),
+      horizontal: z.boolean().default(false),
+    }),
+    Ok,
+    'Mouse input in desktop coordinates.',
+  ),
+  'rdp.key': method(
+    z.object({ sessionId: Id, code: z.string().min(1).max(40), down: z.boolean() }),
+    z.object({ mapped: z.boolean() }),
+    'One key by KeyboardEvent.code ("KeyA", "MetaLeft", "PrintScreen"); mapped=false if unknown.',
+  ),
+  'rdp.type': method(z.object({ sessionId: Id, text: z.string().min(1).max(100_000) }), Ok, 'Types text.'),
+  'rdp.keypress': method(
+    z.object({ sessionId: Id, keys: z.string().min(1).max(100) }),
+    Ok,
+    'Presses a combination like "enter", "ctrl+c", "alt+tab", "win+r", "ctrl+alt+delete".',
+  ),
+  'rdp.resize': method(
+    z.object({ sessionId: Id, width: z.number().int().min(200).max(8192), height: z.number().int().min(200).max(8192) }),
+    z.object({ width: z.number().int(), height: z.number().int() }),
+    'Changes the desktop size (reconnects at the new size; the server may pick another).',
+  ),
+  'rdp.screenshot': method(
+    z.object({
+      sessionId: Id,
+      maxWidth: z.number().int().min(64).max(4096).default(1280),
+      maxHeight: z.number().int().min(64).max(4096).default(720),
+      format: z.enum(['jpeg', 'png']).default('jpeg'),
+    }),
+    z.object({
+      mime: z.enum(['image/jpeg', 'image/png']),
+      data: z.string(),
+      width: z.number().int(),
+      height: z.number().int(),
+      /** Screenshot pixels per desktop pixel: desktop x = round(x / scale). */
+      scale: z.number(),
+      desktopWidth: z.number().int(),
+      desktopHeight: z.number().int(),
+    }),
+    'The desktop as an image (base64) fit within maxWidth x maxHeight, with the scale used.',
+  ),
+};
+
+export const rdpEvents = {
+  'rdp.frame': event(z.object({ sessionId: Id, rects: z.array(RdpRect) }), 'Changed parts of the desktop.'),
+  'rdp.resized': event(z.object({ sessionId: Id, width: z.number().int(), height: z.number().int() }), 'The desktop size changed.'),
+  'rdp.closed': event(
+    z.object({ sessionId: Id, code: z.string(), message: z.string() }),
+    'The RDP session ended (logoff, server gone, closed).',
+  ),
+};

@@ -1,0 +1,103 @@
+import { BrowserWindow, type IpcMainEvent, app, ipcMain, safeStorage, session, shell } from 'electron';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { App } from '../node/app.js';
+import { packageRoot } from '../node/paths.js';
+import { servePort } from './port-transport.js';
+import {
+  CONTENT_SECURITY_POLICY,
+  isAllowedExternalUrl,
+  isAllowedPermission,
+  isAppUrl,
+  windowOptions,
+} from './window-policy.js';
+
+/**
+ * The Electron host: the same App as `wraith serve`, served to one hardened window over a
+ * MessagePort. Everything that decides policy lives in window-policy.ts (unit-tested).
+ */
+
+const root = packageRoot();
+const indexHtml = join(root, 'dist', 'renderer', 'index.html');
+const appUrl = pathToFileURL(indexHtml).href;
+
+app.enableSandbox();
+if (!app.requestSingleInstanceLock()) app.quit();
+
+let services: App | null = null;
+
+function createWindow(): BrowserWindow {
+  const win = new BrowserWindow(windowOptions(join(root, 'dist', 'main', 'electron', 'preload.cjs')));
+  const contents = win.webContents;
+  contents.on('will-navigate', (event, url) => {
+    if (!isAppUrl(url, appUrl)) event.preventDefault();
+  });
+  contents.on('will-attach-webview', (event) => event.preventDefault());
+  contents.setWindowOpenHandler(({ url }) => {
+    if (isAllowedExternalUrl(url)) void shell.openExternal(url);
+    return { action: 'deny' };
+  });
+  win.once('ready-to-show', () => win.show());
+  void win.loadFile(indexHtml);
+  return win;
+}
+
+/** A renderer asks for a contract channel; only our own window's main frame gets one. */
+function onConnect(event: IpcMainEvent): void {
+  const frame = event.senderFrame;
+  const port = event.ports[0];
+  if (!services || !port || !frame || frame.parent !== null || !isAppUrl(frame.url, appUrl)) {
+    port?.close();
+    return;
+  }
+  servePort(services, {
+    postMessage: (m) => port.postMessage(m),
+    onMessage: (l) => port.on('message', (e) => l(e.data)),
+    onClose: (l) => port.on('close', l),
+    start: () => port.start(),
+  });
+}
+
+void app.whenReady().then(() => {
+  services = new App({
+    dataDir: app.getPath('userData'),
+    host: 'electron',
+    osKeyWrapper: {
+      isAvailable: () => safeStorage.isEncryptionAvailable(),
+      encrypt: (plain) => safeStorage.encryptString(plain.toString('base64')),
+      decrypt: (wrapped) => Buffer.from(safeStorage.decryptString(wrapped), 'base64'),
+    },
+  });
+  session.defaultSession.webRequest.onHeadersReceived((details, callback) => {
+    callback({
+      responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [CONTENT_SECURITY_POLICY] },
+    });
+  });
+  session.defaultSession.setPermissionRequestHandler((_wc, permission, callback) => callback(isAllowedPermission(permission)));
+  session.defaultSession.setPermissionCheckHandler((_wc, permission) => isAllowedPermission(permission));
+  ipcMain.on('wraith:connect', onConnect);
+  createWindow();
+  app.on('activate', () => {
+    if (BrowserWindow.getAllWindows().length === 0) createWindow();
+  });
+});
+
+app.on('second-instance', () => {
+  const [win] = BrowserWindow.getAllWindows();
+  if (win) {
+    if (win.isMinimized()) win.restore();
+    win.focus();
+  }
+});
+
+app.on('window-all-closed', () => {
+  if (process.platform !== 'darwin') app.quit();
+});
+
+app.on('will-quit', (event) => {
+  if (!services) return;
+  event.preventDefault();
+  const s = services;
+  services = null;
+  void s.dispose().finally(() => app.quit());
+});

@@ -1,0 +1,56 @@
+import { randomUUID } from 'node:crypto';
+import { toSerializedError } from '../common/errors.js';
+import { ClientMessage, type ServerMessage } from '../common/protocol.js';
+import type { App } from './app.js';
+import { type CallContext, describeIssues } from './router.js';
+
+export interface ContractConnection {
+  /** One inbound message, exactly as the wire decoded it (not yet trusted). */
+  receive(raw: unknown): void;
+  close(): void;
+}
+
+/**
+ * One client's conversation with the App, whatever carries it (WebSocket, Electron
+ * MessagePort, in-process): parses each inbound message, dispatches calls through the router,
+ * and forwards the events the client subscribed to. A bad message gets an error reply; the
+ * connection stays up.
+ */
+export function openConnection(
+  app: App,
+  origin: CallContext['origin'],
+  send: (message: ServerMessage) => void,
+): ContractConnection {
+  const clientId = randomUUID();
+  let prefixes: string[] = [];
+  let open = true;
+  const unsubscribe = app.bus.subscribe((name, payload) => {
+    if (open && prefixes.some((p) => name.startsWith(p))) send({ t: 'event', name, payload });
+  });
+  const reply = (m: ServerMessage) => {
+    if (open) send(m);
+  };
+  return {
+    receive(raw) {
+      const parsed = ClientMessage.safeParse(raw);
+      if (!parsed.success) {
+        const id = typeof raw === 'object' && raw !== null && 'id' in raw && typeof raw.id === 'number' ? raw.id : null;
+        reply({ t: 'error', id, error: { code: 'EBADARGS', message: `Malformed message: ${describeIssues(parsed.error)}` } });
+        return;
+      }
+      const msg = parsed.data;
+      if (msg.t === 'subscribe') {
+        prefixes = msg.prefixes;
+        return;
+      }
+      app.router.call(msg.method, msg.params, { clientId, origin }).then(
+        (result) => reply({ t: 'result', id: msg.id, result }),
+        (err: unknown) => reply({ t: 'error', id: msg.id, error: toSerializedError(err) }),
+      );
+    },
+    close() {
+      open = false;
+      unsubscribe();
+    },
+  };
+}

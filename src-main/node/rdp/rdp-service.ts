@@ -1,0 +1,263 @@
+import { randomUUID } from 'node:crypto';
+import type { SessionInfo } from '../../common/contract/sessions.js';
+import { type ErrorCode, WraithError } from '../../common/errors.js';
+import type { ConnectionsService, ResolvedConnection } from '../connections/connections-service.js';
+import type { HostKeyStore } from '../hostkeys/host-key-store.js';
+import type { EventBus } from '../router.js';
+import type { SessionHandle, SessionRegistry } from '../sessions/session-registry.js';
+import { type RdpClosedInfo, RdpError, type RdpFrameRect, RdpSession } from './native.js';
+import { type Screenshot, encodeScreenshot } from './screenshot.js';
+
+/** An SSH tunnel to the RDP host through a jump connection; provided once SSH sessions exist. */
+export type RdpTunnelOpener = (jumpHostId: string, host: string, port: number) => Promise<{ host: string; port: number; close(): void }>;
+
+/** How many rdp.frame events may be unacknowledged before frames are merged and held. */
+const FRAME_CREDITS = 2;
+/** A client that never acks (CLI, XO-only) must not freeze the picture: credits come back after this. */
+const CREDIT_TIMEOUT_MS = 1000;
+
+const NATIVE_CODES: Record<string, ErrorCode> = {
+  EUNAVAILABLE: 'EUNAVAILABLE',
+  ECERT_UNKNOWN: 'ECERT_UNKNOWN',
+  ECERT_CHANGED: 'ECERT_CHANGED',
+  EAUTH: 'EAUTH',
+  EIO: 'EIO',
+  ETLS: 'EIO',
+  ESECURITY: 'EIO',
+  ECANCELED: 'ECANCELLED',
+  EINVAL: 'EBADARGS',
+};
+
+function toWraithError(err: unknown, c: ResolvedConnection, knownFingerprint: string | undefined): WraithError {
+  if (err instanceof WraithError) return err;
+  if (err instanceof RdpError) {
+    const code = NATIVE_CODES[err.code] ?? 'EIO';
+    const where = `${c.host}:${c.port}`;
+    if (code === 'ECERT_UNKNOWN') {
+      return new WraithError('ECERT_UNKNOWN', `The certificate of ${where} is not trusted yet. Check its fingerprint, then trust it to connect.`, {
+        host: c.host, port: c.port, keyType: 'x509', fingerprint: err.fingerprint, subject: err.subject, issuer: err.issuer,
+      });
+    }
+    if (code === 'ECERT_CHANGED') {
+      return new WraithError('ECERT_CHANGED', `The certificate of ${where} changed since you trusted it — possible man-in-the-middle; no password was sent. Forget the old certificate only if you know why it changed.`, {
+        host: c.host, port: c.port, keyType: 'x509', fingerprint: err.fingerprint, knownFingerprint,
+      });
+    }
+    return new WraithError(code, err.message, err.freerdpError ? { freerdpError: err.freerdpError } : undefined);
+  }
+  return new WraithError('EIO', err instanceof Error ? err.message : String(err));
+}
+
+/** One RDP tab: the native session, flow control for frames, and its place in the registry. */
+class RdpTab implements SessionHandle {
+  native: RdpSession | null = null;
+  state: SessionInfo['state'] = 'connecting';
+  reason: string | null = null;
+  private credits = FRAME_CREDITS;
+  private held: { x0: number; y0: number; x1: number; y1: number } | null = null;
+  private creditTimer: NodeJS.Timeout | null = null;
+  private tunnel: { close(): void } | null = null;
+  readonly createdAt = new Date().toISOString();
+
+  constructor(
+    readonly id: string,
+    readonly connection: ResolvedConnection,
+    private readonly service: RdpService,
+  ) {}
+
+  info(): SessionInfo {
+    return {
+      id: this.id,
+      kind: 'rdp',
+      title: this.connection.name,
+      connectionId: this.connection.id,
+      state: this.state,
+      reason: this.reason,
+      createdAt: this.createdAt,
+    };
+  }
+
+  async connect(width: number | undefined, height: number | undefined): Promise<{ width: number; height: number }> {
+    const c = this.connection;
+    const known = this.service.hostKeys.list().find((k) => k.kind === 'rdp' && k.host === c.host && k.port === c.port);
+    let target = { host: c.host, port: c.port };
+    if (c.jumpHostId) {
+      if (!this.service.openTunnel) throw new WraithError('EUNAVAILABLE', 'RDP through a jump host needs SSH sessions, which this host does not offer.');
+      const t = await this.service.openTunnel(c.jumpHostId, c.host, c.port);
+      this.tunnel = t;
+      target = { host: t.host, port: t.port };
+    }
+    const native = new RdpSession({
+      host: target.host,
+      port: target.port,
+      username: c.username || undefined,
+      password: c.password ?? undefined,
+      domain: c.rdpOptions.domain,
+      width: width ?? c.rdpOptions.width ?? 1280,
+      height: height ?? c.rdpOptions.height ?? 800,
+      security: c.rdpOptions.security ?? 'auto',
+      trustedFingerprint: known?.fingerprint,
+    });
+    native.on('frame', (rects) => this.onFrame(rects));
+    native.on('resize', (size) => this.service.bus.emit('rdp.resized', { sessionId: this.id, ...size }));
+    native.on('closed', (info) => this.onClosed(native, info));
+    this.native = native;
+    try {
+      const size = await native.connect();
+      this.state = 'open';
+      this.reason = null;
+      return { width: size.width, height: size.height };
+    } catch (err) {
+      this.tunnel?.close();
+      this.tunnel = null;
+      throw toWraithError(err, c, known?.fingerprint);
+    }
+  }
+
+  requireNative(): RdpSession {
+    if (!this.native || this.state !== 'open') {
+      throw new WraithError('ESESSIONCLOSED', `The RDP session to ${this.connection.name} is ${this.state}${this.reason ? `: ${this.reason}` : ''}.`);
+    }
+    return this.native;
+  }
+
+  ack(): void {
+    this.credits = Math.min(FRAME_CREDITS, this.credits + 1);
+    this.flushHeld();
+  }
+
+  async screenshot(opts: { maxWidth: number; maxHeight: number; format: 'jpeg' | 'png' }): Promise<Screenshot & { desktopWidth: number; desktopHeight: number }> {
+    const fb = this.requireNative().getFramebuffer();
+    if (!fb) throw new WraithError('ESESSIONCLOSED', 'The desktop is not available (the session is closing).');
+    return { ...(await encodeScreenshot(fb, opts)), desktopWidth: fb.width, desktopHeight: fb.height };
+  }
+
+  async close(): Promise<void> {
+    const native = this.native;
+    this.state = 'closed';
+    this.reason = null;
+    this.clearCreditTimer();
+    if (native) await native.close();
+    this.tunnel?.close();
+    this.tunnel = null;
+    this.service.forget(this);
+  }
+
+  /** Replaces the native session (reconnect, resize) keeping this tab's id. */
+  async reopen(width?: number, height?: number): Promise<{ width: number; height: number }> {
+    const old = this.native;
+    this.native = null;
+    if (old) await old.close();
+    this.tunnel?.close();
+    this.tunnel = null;
+    this.state = 'connecting';
+    this.service.sessions.changed(this.id);
+    try {
+      const size = await this.connect(width ?? old?.width, height ?? old?.height);
+      this.service.sessions.changed(this.id);
+      this.service.bus.emit('rdp.resized', { sessionId: this.id, ...size });
+      return size;
+    } catch (err) {
+      this.state = 'disconnected';
+      this.reason = err instanceof Error ? err.message : String(err);
+      this.service.sessions.changed(this.id);
+      throw err;
+    }
+  }
+
+  private onFrame(rects: RdpFrameRect[]): void {
+    if (this.credits > 0 && !this.held) {
+      this.credits--;
+      this.service.bus.emit('rdp.frame', { sessionId: this.id, rects });
+    } else {
+      for (const r of rects) this.hold(r.x, r.y, r.x + r.width, r.y + r.height);
+    }
+    if (this.credits === 0) this.armCreditTimer();
+  }
+
+  private hold(x0: number, y0: number, x1: number, y1: number): void {
+    const h = this.held;
+    this.held = h ? { x0: Math.min(h.x0, x0), y0: Math.min(h.y0, y0), x1: Math.max(h.x1, x1), y1: Math.max(h.y1, y1) } : { x0, y0, x1, y1 };
+  }
+
+  /** Sends everything held back as one rectangle cut from the current framebuffer. */
+  private flushHeld(): void {
+    const h = this.held;
+    if (!h || this.credits === 0 || !this.native) return;
+    const fb = this.native.getFramebuffer();
+    this.held = null;
+    if (!fb) return;
+    const x0 = Math.max(0, h.x0);
+    const y0 = Math.max(0, h.y0);
+    const w = Math.min(fb.width, h.x1) - x0;
+    const hgt = Math.min(fb.height, h.y1) - y0;
+    if (w <= 0 || hgt <= 0) return;
+    const data = new Uint8Array(w * hgt * 4);
+    for (let row = 0; row < hgt; row++) {
+      const from = ((y0 + row) * fb.width + x0) * 4;
+      data.set(fb.data.subarray(from, from + w * 4), row * w * 4);
+    }
+    this.credits--;
+    this.service.bus.emit('rdp.frame', { sessionId: this.id, rects: [{ x: x0, y: y0, width: w, height: hgt, data }] });
+  }
+
+  private armCreditTimer(): void {
+    if (this.creditTimer) return;
+    this.creditTimer = setTimeout(() => {
+      this.creditTimer = null;
+      this.credits = FRAME_CREDITS;
+      this.flushHeld();
+    }, CREDIT_TIMEOUT_MS);
+    this.creditTimer.unref();
+  }
+
+  private clearCreditTimer(): void {
+    if (this.creditTimer) clearTimeout(this.creditTimer);
+    this.creditTimer = null;
+  }
+
+  private onClosed(native: RdpSession, info: RdpClosedInfo): void {
+    if (native !== this.native) return; // an old session replaced by reopen()
+    this.clearCreditTimer();
+    this.tunnel?.close();
+    this.tunnel = null;
+    if (this.state === 'closed') return;
+    this.state = 'disconnected';
+    this.reason = info.message;
+    this.service.bus.emit('rdp.closed', { sessionId: this.id, code: info.code, message: info.message });
+    this.service.sessions.changed(this.id);
+  }
+}
+
+/** RDP sessions over the FreeRDP addon, registered like every other session. */
+export class RdpService {
+  private readonly tabs = new Map<string, RdpTab>();
+
+  constructor(
+    readonly connections: ConnectionsService,
+    readonly hostKeys: HostKeyStore,
+    readonly sessions: SessionRegistry,
+    readonly bus: EventBus,
+    public openTunnel: RdpTunnelOpener | null = null,
+  ) {}
+
+  async open(connectionId: string, width?: number, height?: number): Promise<{ sessionId: string; width: number; height: number }> {
+    const connection = this.connections.resolve(connectionId);
+    if (connection.kind !== 'rdp') throw new WraithError('EBADARGS', `connectionId: ${connection.name} is an ${connection.kind.toUpperCase()} connection, not RDP.`);
+    const tab = new RdpTab(randomUUID(), connection, this);
+    const size = await tab.connect(width, height);
+    this.tabs.set(tab.id, tab);
+    this.sessions.add(tab);
+    return { sessionId: tab.id, ...size };
+  }
+
+  tab(sessionId: string): RdpTab {
+    const t = this.tabs.get(sessionId);
+    if (!t) throw new WraithError('ENOTFOUND', `No RDP session with id ${sessionId}; it may have been closed.`);
+    return t;
+  }
+
+  forget(tab: RdpTab): void {
+    if (this.tabs.delete(tab.id)) this.sessions.changed(tab.id);
+  }
+}

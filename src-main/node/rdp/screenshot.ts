@@ -1,0 +1,38 @@
+import sharp from 'sharp';
+import type { RdpFramebuffer } from './native.js';
+
+export interface Screenshot {
+  mime: 'image/jpeg' | 'image/png';
+  data: Buffer;
+  width: number;
+  height: number;
+  /** Screenshot pixels per desktop pixel (≤ 1): desktop x = round(x / scale). */
+  scale: number;
+}
+
+/**
+ * Encodes a desktop for a person or the XO: fit within max (aspect kept, never enlarged),
+ * JPEG q85 by default. The scale lets coordinates picked on the image map back exactly.
+ */
+export async function encodeScreenshot(
+  fb: RdpFramebuffer,
+  opts: { maxWidth: number; maxHeight: number; format: 'jpeg' | 'png' },
+): Promise<Screenshot> {
+  const scale = Math.min(1, opts.maxWidth / fb.width, opts.maxHeight / fb.height);
+  const width = Math.max(1, Math.round(fb.width * scale));
+  const height = Math.max(1, Math.round(fb.height * scale));
+  let img = sharp(fb.data, { raw: { width: fb.width, height: fb.height, channels: 4 } }).removeAlpha();
+  if (scale < 1) img = img.resize(width, height, { fit: 'fill', kernel: 'lanczos3' });
+  const data = opts.format === 'png' ? await img.png().toBuffer() : await img.jpeg({ quality: 85, mozjpeg: false }).toBuffer();
+  return { mime: opts.format === 'png' ? 'image/png' : 'image/jpeg', data, width, height, scale: width / fb.width };
+}
+
+/** Maps a point on a screenshot back to the desktop, refusing points outside the image. */
+export function toDesktopPoint(
+  shot: { width: number; height: number; scale: number },
+  x: number,
+  y: number,
+): { x: number; y: number } | null {
+  if (!Number.isFinite(x) || !Number.isFinite(y) || x < 0 || y < 0 || x >= shot.width || y >= shot.height) return null;
+  return { x: Math.round(x / shot.scale), y: Math.round(y / shot.scale) };
+}

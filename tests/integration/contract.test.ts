@@ -1,0 +1,165 @@
+/**
+ * One contract suite, three transports: in-process, the Electron port transport (over Node's
+ * MessagePort: same structured clone, no Electron runtime here), and WebSocket against a real
+ * `wraith serve` process.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MessageChannel } from 'node:worker_threads';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { ContractClient, type Wire } from '../../src-main/common/client.js';
+import { methods } from '../../src-main/common/contract/index.js';
+import { WraithError } from '../../src-main/common/errors.js';
+import type { ServerMessage } from '../../src-main/common/protocol.js';
+import { servePort } from '../../src-main/electron/port-transport.js';
+import { App } from '../../src-main/node/app.js';
+import { connectInProcess } from '../../src-main/node/in-process.js';
+import { connectWebSocket } from '../../src-main/server/ws-client.js';
+import { startServer } from '../../src-main/server/ws-server.js';
+import { type HostProcess, startHost } from '../fixtures/host-process.js';
+
+interface Harness {
+  client: ContractClient;
+  /** Emits an event inside the host (only where the test shares the process). */
+  emit?: (app: App) => void;
+  app?: App;
+  close(): Promise<void>;
+}
+
+const tempDir = () => mkdtempSync(join(tmpdir(), 'wraith-contract-'));
+
+async function inProcess(): Promise<Harness> {
+  const app = new App({ dataDir: tempDir(), host: 'in-process' });
+  const client = connectInProcess(app);
+  return { client, app, close: async () => (client.close(), await app.dispose()) };
+}
+
+async function electronPort(): Promise<Harness> {
+  const app = new App({ dataDir: tempDir(), host: 'in-process' });
+  const { port1, port2 } = new MessageChannel();
+  servePort(app, {
+    postMessage: (m) => port1.postMessage(m),
+    onMessage: (l) => port1.on('message', l),
+    onClose: (l) => port1.on('close', l),
+    start: () => port1.start(),
+  });
+  const wire: Wire = {
+    send: (m) => port2.postMessage(m),
+    onMessage: (l) => port2.on('message', (m: ServerMessage) => l(m)),
+    onClose: (l) => port2.on('close', () => l('port closed')),
+    close: () => port2.close(),
+  };
+  const client = new ContractClient(wire);
+  return { client, app, close: async () => (port2.close(), await app.dispose()) };
+}
+
+async function webSocket(): Promise<Harness> {
+  const host: HostProcess = await startHost();
+  const client = await connectWebSocket(host.url, host.token);
+  return { client, close: async () => (client.close(), void (await host.stop())) };
+}
+
+/** A real WebSocket, with the host in this process so the test can emit events into it. */
+async function webSocketInProcessHost(): Promise<Harness> {
+  const app = new App({ dataDir: tempDir(), host: 'in-process' });
+  const server = await startServer({ app });
+  const client = await connectWebSocket(server.url, server.token);
+  return { client, app, close: async () => (client.close(), await server.close(), await app.dispose()) };
+}
+
+const transports = {
+  'in-process': inProcess,
+  'electron port': electronPort,
+  'websocket (wraith serve process)': webSocket,
+  'websocket (host in this process)': webSocketInProcessHost,
+};
+
+for (const [name, make] of Object.entries(transports)) {
+  describe(`contract over ${name}`, () => {
+    let h: Harness;
+    beforeAll(async () => {
+      h = await make();
+      h.client.subscribe(['']);
+    });
+    afterAll(async () => {
+      await h?.close();
+    });
+
+    test('ping and describe every method with JSON Schemas', async () => {
+      expect(await h.client.call('health.ping')).toEqual({ ok: true });
+      const info = await h.client.call('health.info');
+      expect(info.name).toBe('wraith');
+      expect(info.methods.map((m) => m.name).sort()).toEqual(Object.keys(methods).sort());
+      const create = info.methods.find((m) => m.name === 'connections.create');
+      expect(create?.implemented).toBe(true);
+      expect(create?.input).toMatchObject({ type: 'object', required: expect.arrayContaining(['name', 'kind', 'host']) });
+    });
+
+    test('connections and groups round trip', async () => {
+      const group = await h.client.call('connections.groups.create', { name: 'Prod' });
+      const c = await h.client.call('connections.create', {
+        name: 'web01',
+        kind: 'ssh',
+        host: 'web01.example.com',
+        username: 'ops',
+        groupId: group.id,
+        tags: ['web', 'prod'],
+      });
+      expect(c).toMatchObject({ port: 22, groupId: group.id, tags: ['prod', 'web'], hasPassword: false });
+      const rdp = await h.client.call('connections.create', { name: 'dc01', kind: 'rdp', host: '10.1.2.3' });
+      expect(rdp.port).toBe(3389);
+      const updated = await h.client.call('connections.update', { id: c.id, patch: { port: 2222, tags: ['web'] } });
+      expect(updated).toMatchObject({ port: 2222, tags: ['web'], name: 'web01' });
+      const dup = await h.client.call('connections.duplicate', { id: c.id });
+      expect(dup.name).toBe('web01 (copy)');
+      const listed = await h.client.call('connections.list', { query: 'web' });
+      expect(listed.connections.map((x) => x.name)).toEqual(['web01', 'web01 (copy)']);
+      expect(listed.groups).toEqual([expect.objectContaining({ name: 'Prod' })]);
+      await h.client.call('connections.groups.delete', { id: group.id });
+      expect((await h.client.call('connections.get', { id: c.id })).groupId).toBeNull();
+      await h.client.call('connections.delete', { id: dup.id });
+      await expect(h.client.call('connections.get', { id: dup.id })).rejects.toMatchObject({ code: 'ENOTFOUND' });
+    });
+
+    test('bad arguments name the field; unknown methods are ENOTFOUND', async () => {
+      const err = await h.client.call('connections.create', { name: 'x', kind: 'ssh', host: 'h', port: 70000 }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(WraithError);
+      expect(err).toMatchObject({ code: 'EBADARGS', details: { issues: [{ path: ['port'] }] } });
+      await expect(h.client.callRaw('no.such.method', {})).rejects.toMatchObject({ code: 'ENOTFOUND' });
+      await expect(h.client.callRaw('connections.get', { id: 42 })).rejects.toMatchObject({ code: 'EBADARGS' });
+    });
+
+    test('secrets need the vault; once set up they are stored and never returned', async () => {
+      await expect(
+        h.client.call('connections.create', { name: 's', kind: 'ssh', host: 'h', secrets: { password: 'pw' } }),
+      ).rejects.toMatchObject({ code: 'ELOCKED' });
+      expect((await h.client.call('vault.status')).state).toBe('uninitialized');
+      await h.client.call('vault.init', { protection: 'password', password: 'correct horse battery' });
+      const c = await h.client.call('connections.create', { name: 's', kind: 'ssh', host: 'h', secrets: { password: 'pw' } });
+      expect(c.hasPassword).toBe(true);
+      expect(JSON.stringify(c)).not.toContain('"pw"');
+      await h.client.call('vault.lock');
+      await expect(h.client.call('vault.unlock', { password: 'wrong password' })).rejects.toMatchObject({ code: 'EAUTH' });
+      expect((await h.client.call('vault.unlock', { password: 'correct horse battery' })).state).toBe('unlocked');
+    });
+
+    test('settings are typed and ranged', async () => {
+      const s = await h.client.call('settings.set', { 'terminal.fontSize': 16 });
+      expect(s['terminal.fontSize']).toBe(16);
+      await expect(h.client.callRaw('settings.set', { 'terminal.fontSize': 1000 })).rejects.toMatchObject({ code: 'EBADARGS' });
+      await expect(h.client.callRaw('settings.set', { 'no.such.key': 1 })).rejects.toMatchObject({ code: 'EBADARGS' });
+    });
+
+    // Emitting needs the host in this process; the serve-process harness covers the rest.
+    if (name === 'websocket (wraith serve process)') return;
+    test('bytes in events arrive as bytes', async () => {
+      const bytes = new Uint8Array([0, 1, 2, 250, 255, 0x1b, 0x5b]);
+      const got = new Promise<unknown>((resolve) => h.client.on('terminal.data', (p) => resolve(p.data)));
+      h.app?.bus.emit('terminal.data', { sessionId: 's1', seq: 0, data: bytes });
+      const data = await got;
+      expect(data).toBeInstanceOf(Uint8Array);
+      expect([...(data as Uint8Array)]).toEqual([...bytes]);
+    });
+  });
+}

@@ -1,0 +1,123 @@
+/**
+ * The RDP service through the contract, against a real FreeRDP shadow server on Xvfb:
+ * certificate trust, screenshots that show the display, clicks mapped back through the
+ * screenshot's scale, typed keys, frames, and a clean closed state when the server dies.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import type { ContractClient } from '../../src-main/common/client.js';
+import type { EventPayload } from '../../src-main/common/contract/index.js';
+import { WraithError } from '../../src-main/common/errors.js';
+import { App } from '../../src-main/node/app.js';
+import { connectInProcess } from '../../src-main/node/in-process.js';
+import { toDesktopPoint } from '../../src-main/node/rdp/screenshot.js';
+import { type RdpTestServer, startRdpServer } from '../fixtures/rdp-server.js';
+
+let server: RdpTestServer;
+let app: App;
+let client: ContractClient;
+let connectionId: string;
+
+beforeAll(async () => {
+  server = await startRdpServer({ width: 1600, height: 900 });
+  app = new App({ dataDir: mkdtempSync(join(tmpdir(), 'wraith-rdp-svc-')), host: 'in-process' });
+  client = connectInProcess(app);
+  client.subscribe(['rdp.', 'session.']);
+  const c = await client.call('connections.create', { name: 'desk', kind: 'rdp', host: server.host, port: server.port, rdpOptions: { security: 'tls' } });
+  connectionId = c.id;
+});
+afterAll(async () => {
+  await app?.dispose();
+  await server?.dispose();
+});
+
+async function openTrusted(): Promise<string> {
+  const first = await client.call('rdp.open', { connectionId }).catch((e: unknown) => e);
+  if (!(first instanceof WraithError)) return first.sessionId;
+  expect(first.code).toBe('ECERT_UNKNOWN');
+  const fingerprint = first.details?.fingerprint;
+  expect(fingerprint).toMatch(/^([0-9a-f]{2}:){31}[0-9a-f]{2}$/i);
+  await client.call('hostkeys.trust', { kind: 'rdp', host: server.host, port: server.port, keyType: 'x509', fingerprint: String(fingerprint) });
+  return (await client.call('rdp.open', { connectionId })).sessionId;
+}
+
+test('unknown certificate first, then trusted: the session opens and is listed', async () => {
+  const sessionId = await openTrusted();
+  const listed = await client.call('sessions.list');
+  expect(listed).toContainEqual(expect.objectContaining({ id: sessionId, kind: 'rdp', state: 'open', title: 'desk' }));
+  await client.call('rdp.close', { sessionId });
+  expect((await client.call('sessions.list')).find((s) => s.id === sessionId)).toBeUndefined();
+});
+
+test('the screenshot shows the display, fits 1280x720, and a click lands where xdotool says', async () => {
+  await server.x('xsetroot', ['-solid', '#2080e0']);
+  const sessionId = await openTrusted();
+  const near = (rgb: number[], want: number[]) => rgb.every((v, i) => Math.abs(v - (want[i] ?? 0)) < 12);
+  const blue = [0x20, 0x80, 0xe0];
+  // The server sends the new colour when it next polls the display: wait for it to show.
+  let shot = await client.call('rdp.screenshot', { sessionId });
+  let pixels: number[][] = [];
+  await expect
+    .poll(async () => {
+      shot = await client.call('rdp.screenshot', { sessionId });
+      const { data, info } = await sharp(Buffer.from(shot.data, 'base64')).raw().toBuffer({ resolveWithObject: true });
+      expect([info.width, info.height]).toEqual([1280, 720]);
+      const px = (x: number, y: number) => [...data.subarray((y * info.width + x) * info.channels, (y * info.width + x) * info.channels + 3)];
+      pixels = [px(640, 360), px(10, 10), px(1270, 710)];
+      return pixels.every((p) => near(p, blue));
+    }, { timeout: 5000 })
+    .toBe(true);
+  expect(shot).toMatchObject({ mime: 'image/jpeg', width: 1280, height: 720, desktopWidth: 1600, desktopHeight: 900 });
+  expect(shot.scale).toBeCloseTo(0.8, 5);
+  // The XO picks (400, 300) on the screenshot; on the desktop that is (500, 375).
+  const point = toDesktopPoint(shot, 400, 300);
+  expect(point).toEqual({ x: 500, y: 375 });
+  await client.call('rdp.mouse', { sessionId, action: 'move', x: point?.x ?? 0, y: point?.y ?? 0 });
+  await expect.poll(() => server.mouseLocation(), { timeout: 5000 }).toEqual({ x: 500, y: 375 });
+  await client.call('rdp.close', { sessionId });
+});
+
+test('frames arrive as bytes and keep coming when acknowledged', async () => {
+  const sessionId = await openTrusted();
+  const frames: EventPayload<'rdp.frame'>[] = [];
+  const off = client.on('rdp.frame', (f) => {
+    if (f.sessionId !== sessionId) return;
+    frames.push(f);
+    void client.call('rdp.ack', { sessionId });
+  });
+  for (const colour of ['#ff0000', '#00ff00', '#0000ff']) {
+    await server.x('xsetroot', ['-solid', colour]);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  await expect.poll(() => frames.length, { timeout: 5000 }).toBeGreaterThanOrEqual(2);
+  const rect = frames.at(-1)?.rects[0];
+  expect(rect?.data).toBeInstanceOf(Uint8Array);
+  expect(rect?.data.length).toBe((rect?.width ?? 0) * (rect?.height ?? 0) * 4);
+  off();
+  const fb = await client.call('rdp.framebuffer', { sessionId });
+  expect(fb.data.length).toBe(fb.width * fb.height * 4);
+  await client.call('rdp.close', { sessionId });
+});
+
+test('bad input is refused with codes; a dead server leaves a clean disconnected state', async () => {
+  const sessionId = await openTrusted();
+  await expect(client.callRaw('rdp.mouse', { sessionId, action: 'click', x: -5, y: 1 })).rejects.toMatchObject({ code: 'EBADARGS' });
+  await expect(client.call('rdp.keypress', { sessionId, keys: 'ctrl+nosuchkey' })).rejects.toMatchObject({ code: 'EBADARGS' });
+  await expect(client.call('rdp.screenshot', { sessionId: 'nope' })).rejects.toMatchObject({ code: 'ENOTFOUND' });
+  expect(await client.call('rdp.key', { sessionId, code: 'NotAKey', down: true })).toEqual({ mapped: false });
+
+  const closed = new Promise<EventPayload<'rdp.closed'>>((resolve) => client.on('rdp.closed', (e) => e.sessionId === sessionId && resolve(e)));
+  await server.killServer('SIGKILL');
+  const info = await closed;
+  expect(info.message.length).toBeGreaterThan(0);
+  const listed = (await client.call('sessions.list')).find((s) => s.id === sessionId);
+  expect(listed).toMatchObject({ state: 'disconnected' });
+  await expect(client.call('rdp.screenshot', { sessionId })).rejects.toMatchObject({ code: 'ESESSIONCLOSED' });
+  await server.restartServer();
+  await client.call('rdp.reconnect', { sessionId });
+  expect((await client.call('sessions.list')).find((s) => s.id === sessionId)).toMatchObject({ state: 'open' });
+  await client.call('sessions.close', { sessionId });
+});
