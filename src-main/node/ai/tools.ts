@@ -375,7 +375,7 @@ export function buildTools(): AiTool[] {
         details: details({ action: `Write a file on ${label(i.sessionId)}`, sessionId: i.sessionId, sessionTitle: label(i.sessionId), path: i.path, content: i.content }),
         guarded: null,
         run: async (ctx) => {
-          await callMethod(ctx, 'sftp_write', 'sftp.write', { sessionId: i.sessionId, path: i.path, data: new Uint8Array(Buffer.from(i.content, 'utf8')) });
+          await callMethod(ctx, 'sftp_write', 'sftp.write', { sessionId: i.sessionId, path: i.path, text: i.content });
           return { text: `Wrote ${Buffer.byteLength(i.content)} bytes to ${i.path}.` };
         },
       }),
