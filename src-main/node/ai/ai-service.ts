@@ -544,7 +544,7 @@ export class AiService {
         effect,
         sessionId,
         input: JSON.stringify(redactor.redactValue(use.input)),
-        resultSummary: `${summary} — ${text.replace(/\s+/g, ' ').slice(0, 300)}`,
+        resultSummary: redactor.redact(`${summary} — ${text.replace(/\s+/g, ' ').slice(0, 300)}`),
         status,
         decision,
         decidedBy,
