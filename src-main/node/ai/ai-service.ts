@@ -20,7 +20,7 @@ import type { SessionRegistry } from '../sessions/session-registry.js';
 import type { Vault } from '../vault/vault.js';
 import { prepareMessages } from './context.js';
 import { ConversationStore, localDay, totalTokens } from './conversation-store.js';
-import type { Block, StoredMessage, ToolResultBlock, ToolUseBlock } from './messages.js';
+import type { Block, ToolResultBlock, ToolUseBlock } from './messages.js';
 import { loadSystemPrompt, systemPromptPath } from './system-prompt.js';
 import { type AiTool, type ScreenGeometry, type ToolContext, type ToolOutput, buildTools } from './tools.js';
 

@@ -80,9 +80,18 @@ export class AuditLog {
   list(q: { conversationId?: string; tool?: string; beforeId?: number; limit: number }): AuditEntry[] {
     const where: string[] = [];
     const args: (string | number)[] = [];
-    if (q.conversationId !== undefined) (where.push('conversation_id = ?'), args.push(q.conversationId));
-    if (q.tool !== undefined) (where.push('tool = ?'), args.push(q.tool));
-    if (q.beforeId !== undefined) (where.push('id < ?'), args.push(q.beforeId));
+    if (q.conversationId !== undefined) {
+      where.push('conversation_id = ?');
+      args.push(q.conversationId);
+    }
+    if (q.tool !== undefined) {
+      where.push('tool = ?');
+      args.push(q.tool);
+    }
+    if (q.beforeId !== undefined) {
+      where.push('id < ?');
+      args.push(q.beforeId);
+    }
     const sql = `SELECT * FROM audit_log ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`;
     const rows = this.db.prepare(sql).all(...args, q.limit) as AuditRow[];
     return rows.map(toEntry);

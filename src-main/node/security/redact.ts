@@ -63,7 +63,6 @@ const RULES: Rule[] = [
 /** Lines that ask for a secret: "Password:", "[sudo] password for bob:", "Enter passphrase for key '…':". */
 export const PASSWORD_PROMPT = /(?:password|passphrase|passcode|\bpin\b|verification code|one-time code|otp)[^\n:]{0,80}:\s*$/i;
 
-// eslint-disable-next-line no-control-regex
 const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Za-z0-9]|\x1b[=>NOM78c]/g;
 
 export function stripAnsi(s: string): string {
