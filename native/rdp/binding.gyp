@@ -12,6 +12,11 @@
         "<!@(pkg-config --cflags-only-I <(frdp_pkgs) | sed s/-I//g)"
       ],
       "libraries": ["<!@(pkg-config --libs <(frdp_pkgs))"],
+      "conditions": [
+        ["OS=='linux'", {
+          "ldflags": ["-Wl,-z,nodelete"]
+        }]
+      ],
       "defines": ["WRAITH_HAVE_OPENSSL=<(have_openssl)", "NAPI_VERSION=8", "NAPI_DISABLE_CPP_EXCEPTIONS", "NODE_ADDON_API_DISABLE_DEPRECATED"],
       "cflags_cc": ["-std=c++17", "-fvisibility=hidden", "-Wall", "-Wno-unused-parameter"],
       "cflags_cc!": ["-fno-exceptions", "-std=gnu++17", "-std=gnu++1y"],

@@ -14,6 +14,12 @@ import { EventBus, Router } from './router.js';
 import { PasswordPromptTracker, Redactor } from './security/redact.js';
 import { SessionRegistry } from './sessions/session-registry.js';
 import { SettingsService } from './settings/settings-service.js';
+import { PtyService } from './pty/pty-service.js';
+import { SshService } from './ssh/ssh-service.js';
+import type { FlowControlOptions } from './terminal/terminal-session.js';
+import { TerminalService } from './terminal/terminal-service.js';
+import { registerSftpHandlers } from './sftp/sftp-handlers.js';
+import { SftpService } from './sftp/sftp-service.js';
 import { type OsKeyWrapper, Vault } from './vault/vault.js';
 
 export interface AppOptions {
@@ -21,6 +27,8 @@ export interface AppOptions {
   host: 'electron' | 'server' | 'in-process';
   /** Electron's safeStorage; absent in headless hosts. */
   osKeyWrapper?: OsKeyWrapper | null;
+  /** Tuning for terminals (tests, benchmarks): flow-control watermarks, login prompt timeout. */
+  terminal?: { flow?: Partial<FlowControlOptions>; promptTimeoutMs?: number };
 }
 
 /**
@@ -41,6 +49,10 @@ export class App {
   readonly passwordPrompts = new PasswordPromptTracker(this.redactor);
   readonly audit: AuditLog;
   readonly ai: AiService;
+  readonly terminals: TerminalService;
+  readonly ssh: SshService;
+  readonly pty: PtyService;
+  readonly sftp: SftpService;
   private disposed = false;
 
   constructor(readonly options: AppOptions) {
@@ -51,6 +63,30 @@ export class App {
     this.hostKeys = new HostKeyStore(this.db);
     this.sessions = new SessionRegistry(this.bus);
     this.rdp = new RdpService(this.connections, this.hostKeys, this.sessions, this.bus);
+    // SFTP rides on the SSH session's connection (one cached SFTP channel per session).
+    this.sftp = new SftpService((sessionId) => this.ssh.sftp(sessionId), {
+      emitProgress: (p) => this.bus.emit('transfer.progress', p),
+    });
+    this.registerFoundation();
+    this.registerRdp();
+    this.terminals = new TerminalService();
+    const terminalDeps = {
+      bus: this.bus,
+      sessions: this.sessions,
+      terminals: this.terminals,
+      ringBufferBytes: () => this.settings.get()['terminal.ringBufferBytes'],
+      flow: options.terminal?.flow,
+    };
+    this.ssh = new SshService({
+      ...terminalDeps,
+      connections: this.connections,
+      hostKeys: this.hostKeys,
+      keepaliveIntervalMs: () => this.settings.get()['ssh.keepaliveIntervalMs'],
+      promptTimeoutMs: options.terminal?.promptTimeoutMs,
+    });
+    this.pty = new PtyService(terminalDeps);
+    this.registerTerminals();
+    this.registerSftp();
     this.audit = new AuditLog(this.db);
     this.ai = new AiService({
       db: this.db,
@@ -63,8 +99,6 @@ export class App {
       tracker: this.passwordPrompts,
       dataDir: options.dataDir,
     });
-    this.registerFoundation();
-    this.registerRdp();
     this.registerAi();
   }
 
@@ -72,6 +106,9 @@ export class App {
     if (this.disposed) return;
     this.disposed = true;
     await this.ai.dispose();
+    // Transfers first: their remote temp files are removed over the SSH connections.
+    await this.sftp.dispose();
+    this.ssh.dispose();
     await this.sessions.closeAll();
     this.db.close();
   }
@@ -154,6 +191,16 @@ export class App {
       const shot = await rdp.tab(i.sessionId).screenshot(i);
       return { ...shot, data: shot.data.toString('base64') };
     });
+  }
+
+  private registerTerminals(): void {
+    this.terminals.register(this.router);
+    this.ssh.register(this.router);
+    this.pty.register(this.router);
+  }
+
+  private registerSftp(): void {
+    registerSftpHandlers(this.router, this.sftp);
   }
 
   private registerAi(): void {

@@ -1,8 +1,11 @@
 // The FreeRDP addon against a real RDP server: freerdp-shadow-cli sharing an Xvfb display.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import v8 from 'node:v8';
+import { Worker } from 'node:worker_threads';
 import vm from 'node:vm';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   RdpError,
   RdpSession,
@@ -255,7 +258,9 @@ describe.skipIf(!runnable)('RDP addon against freerdp-shadow-cli (TLS, no auth)'
     await new Promise<void>((r) => (script.proc.exitCode !== null ? r() : script.proc.once('exit', () => r())));
     await waitFor('final colour', () => pixel(s.getFramebuffer()!, 700, 500).join() === '18,52,86,255');
     console.log(`[rdp-native] frame callbacks right after a 1.8 s stall with ~20 repaints: ${burst}`);
-    expect(burst).toBeLessThanOrEqual(2);
+    // a queue would replay every repaint (~20); merged state gives one call, and at most
+    // a paint or two that lands while that call runs
+    expect(burst).toBeLessThanOrEqual(3);
   });
 
   it('a desktop resize on the server re-reads the framebuffer and emits resize', async () => {
@@ -292,7 +297,33 @@ describe.skipIf(!runnable)('RDP addon against freerdp-shadow-cli (TLS, no auth)'
       .connect()
       .catch((e: unknown) => e)) as RdpError;
     expect(dns.code).toBe('EIO');
-    expect(dns.message).toMatch(/not found|could not reach/i);
+    expect(dns.message).toMatch(/does not resolve/);
+  });
+
+  it('a security protocol the server does not offer is ESECURITY', async () => {
+    for (const security of ['nla', 'rdp'] as const) {
+      const err = (await new RdpSession(opts({ security, username: 'u', password: 'p' }))
+        .connect()
+        .catch((e: unknown) => e)) as RdpError;
+      expect(err.code).toBe('ESECURITY');
+      expect(err.message).toContain(security);
+    }
+  });
+
+  it('a throwing frame handler surfaces as an error event, not a crash', async () => {
+    const s = new RdpSession(opts());
+    open.push(s);
+    const errors: unknown[] = [];
+    s.on('error', (e) => errors.push(e));
+    s.on('frame', () => {
+      throw new Error('renderer bug');
+    });
+    await s.connect();
+    await waitFor('handler error', () => errors.length > 0);
+    expect((errors[0] as Error).message).toBe('renderer bug');
+    expect(s.state).toBe('connected');
+    s.mouseMove(5, 5);
+    await waitFor('pointer still driven', async () => (await srv.mouseLocation()).x === 5);
   });
 
   it('close() while connecting cancels cleanly', async () => {
@@ -339,6 +370,26 @@ describe.skipIf(!runnable)('RDP addon against freerdp-shadow-cli (TLS, no auth)'
     expect(after.rssKb - before.rssKb).toBeLessThan(96 * 1024);
     expect(after.rssKb - (samples[0] ?? 0)).toBeLessThan(24 * 1024);
   }, 180_000);
+
+  it('terminating a worker thread with live sessions neither crashes nor leaks threads', async () => {
+    const before = await settledStatus();
+    const addonPath = path.resolve('native/rdp/build/Release/wraith_rdp.node');
+    const code = `
+      const { parentPort, workerData } = require('node:worker_threads');
+      const addon = require(workerData.addonPath);
+      const o = { host: '127.0.0.1', port: workerData.port, security: 'tls', trustedFingerprint: workerData.fp };
+      const live = new addon.RdpSession(o, { onFrame() {} });
+      new addon.RdpSession(o, {}).connect().catch(() => {}); // still connecting at teardown
+      live.connect().then(() => parentPort.postMessage('connected'), (e) => parentPort.postMessage(e.message));
+    `;
+    for (let i = 0; i < 3; i++) {
+      const w = new Worker(code, { eval: true, workerData: { addonPath, port: srv.port, fp: fingerprint } });
+      expect(await new Promise((r) => w.once('message', r))).toBe('connected');
+      await w.terminate();
+    }
+    const after = await settledStatus();
+    expect(after.threads).toBeLessThanOrEqual(before.threads);
+  });
 
   it('killing the server ends the session with a closed event, without crashing', async () => {
     const { s } = await connected();
@@ -394,6 +445,31 @@ describe.skipIf(!runnable)('RDP addon against freerdp-shadow-cli (NLA)', () => {
       const size = await s.connect();
       expect(size).toMatchObject({ width: 800, height: 600 });
       await s.close();
+    }
+  });
+});
+
+describe('RDP addon loader', () => {
+  it('reports EUNAVAILABLE with what to install when the addon cannot load', async () => {
+    const bogus = path.join(mkdtempSync(path.join(os.tmpdir(), 'wraith-rdp-bogus-')), 'wraith_rdp.node');
+    writeFileSync(bogus, 'not a shared object');
+    vi.stubEnv('WRAITH_RDP_ADDON', bogus);
+    vi.resetModules();
+    try {
+      const mod = await import('../../src-main/node/rdp/native.js');
+      const a = mod.rdpAvailability();
+      expect(a.available).toBe(false);
+      if (!a.available) expect(a.message).toMatch(/apt-get install .*freerdp2/);
+      let err: unknown;
+      try {
+        new mod.RdpSession({ host: '127.0.0.1' });
+      } catch (e) {
+        err = e;
+      }
+      expect((err as { code?: string }).code).toBe('EUNAVAILABLE');
+    } finally {
+      vi.unstubAllEnvs();
+      vi.resetModules();
     }
   });
 });

@@ -35,7 +35,7 @@ afterAll(async () => {
 });
 
 async function openTrusted(): Promise<string> {
-  const first = await client.call('rdp.open', { connectionId }).catch((e: unknown) => e);
+  const first = await client.call('rdp.open', { connectionId }).catch((e: unknown) => (e instanceof WraithError ? e : Promise.reject(e)));
   if (!(first instanceof WraithError)) return first.sessionId;
   expect(first.code).toBe('ECERT_UNKNOWN');
   const fingerprint = first.details?.fingerprint;

@@ -37,6 +37,11 @@
 #include <winpr/wlog.h>
 #include <freerdp/freerdp.h>
 #include <freerdp/client.h>
+#include <freerdp/client/cmdline.h>
+#include <freerdp/channels/rdpgfx.h>
+#include <freerdp/client/rdpgfx.h>
+#include <freerdp/event.h>
+#include <freerdp/gdi/gfx.h>
 #include <freerdp/gdi/gdi.h>
 #include <freerdp/codec/region.h>
 #include <freerdp/error.h>
@@ -59,6 +64,7 @@ namespace {
 std::mutex g_logMu;
 Napi::ThreadSafeFunction g_logTsfn;
 bool g_logActive = false;
+napi_env g_logEnv = nullptr;  // the env that owns g_logTsfn
 std::atomic<bool> g_wlogInstalled{false};
 
 struct LogLine {
@@ -85,11 +91,16 @@ BOOL WlogMessage(const wLogMessage* msg) {
 }
 BOOL WlogOther(const wLogMessage*) { return TRUE; }
 
-wLogCallbacks g_wlogCallbacks = {WlogOther, WlogOther, WlogMessage, WlogOther};
+wLogCallbacks g_wlogCallbacks;  // filled by name below: member order differs across WinPR versions
 
 void InstallWlog(DWORD level) {
   wLog* root = WLog_GetRoot();
   if (!g_wlogInstalled.exchange(true)) {
+    memset(&g_wlogCallbacks, 0, sizeof(g_wlogCallbacks));
+    g_wlogCallbacks.message = WlogMessage;
+    g_wlogCallbacks.data = WlogOther;
+    g_wlogCallbacks.image = WlogOther;
+    g_wlogCallbacks.package = WlogOther;
     WLog_SetLogAppenderType(root, WLOG_APPENDER_CALLBACK);
     wLogAppender* app = WLog_GetLogAppender(root);
     WLog_ConfigureAppender(app, "callbacks", &g_wlogCallbacks);
@@ -136,6 +147,7 @@ struct Options {
   std::string trustedFingerprint;
   std::string configDir;
   uint32_t timeoutMs = 15000;
+  bool gfx = true;  // graphics pipeline (rdpgfx) when the server offers it
 };
 
 class Session;
@@ -209,7 +221,10 @@ class Session {
   void RequestStop() {
     stopRequested = true;
     std::lock_guard<std::mutex> lk(mu);
-    if (instance) freerdp_abort_connect(instance);  // only sets FreeRDP's abort event
+    // The one FreeRDP call made off the session thread: while freerdp_connect() blocks,
+    // nothing else can interrupt it. It only records CONNECT_CANCELLED and sets an event.
+    // Once connected the session thread's own wait includes inputEvent.
+    if (instance && !connectDone) freerdp_abort_connect(instance);
     if (inputEvent) SetEvent(inputEvent);
   }
 
@@ -425,8 +440,41 @@ BOOL CbDesktopResize(rdpContext* ctx) {
   return TRUE;
 }
 
+#if WR_FRDP3
+#define WR_EVT_CONST const
+#else
+#define WR_EVT_CONST
+#endif
+
+void OnChannelConnected(void* context, WR_EVT_CONST ChannelConnectedEventArgs* e) {
+  rdpContext* ctx = static_cast<rdpContext*>(context);
+  if (e && e->name && strcmp(e->name, RDPGFX_DVC_CHANNEL_NAME) == 0 && ctx->gdi)
+    gdi_graphics_pipeline_init(ctx->gdi, static_cast<RdpgfxClientContext*>(e->pInterface));
+}
+
+void OnChannelDisconnected(void* context, WR_EVT_CONST ChannelDisconnectedEventArgs* e) {
+  rdpContext* ctx = static_cast<rdpContext*>(context);
+  if (e && e->name && strcmp(e->name, RDPGFX_DVC_CHANNEL_NAME) == 0 && ctx->gdi)
+    gdi_graphics_pipeline_uninit(ctx->gdi, static_cast<RdpgfxClientContext*>(e->pInterface));
+}
+
+// Only the channels the settings ask for: drdynvc + rdpgfx when gfx is on. Clipboard,
+// audio and drive redirection are switched off in ApplySettings.
+BOOL LoadChannels(freerdp* instance) {
+  rdpContext* ctx = instance->context;
+  if (!freerdp_settings_get_bool(ctx->settings, FreeRDP_SupportGraphicsPipeline)) return TRUE;
+  return freerdp_client_load_addins(ctx->channels, ctx->settings);
+}
+
 BOOL CbPreConnect(freerdp* instance) {
-  return TRUE;  // no channels, no keyboard probing of the local X server
+  rdpContext* ctx = instance->context;
+  PubSub_SubscribeChannelConnected(ctx->pubSub, OnChannelConnected);
+  PubSub_SubscribeChannelDisconnected(ctx->pubSub, OnChannelDisconnected);
+#if WR_FRDP3
+  return TRUE;  // FreeRDP 3 calls instance->LoadChannels itself
+#else
+  return LoadChannels(instance);  // and no keyboard probing of the local X server
+#endif
 }
 
 BOOL CbPostConnect(freerdp* instance) {
@@ -449,7 +497,7 @@ void CbPostDisconnect(freerdp* instance) {
 }
 
 #if WR_FRDP3
-BOOL CbLoadChannels(freerdp* instance) { return TRUE; }
+BOOL CbLoadChannels(freerdp* instance) { return LoadChannels(instance); }
 #endif
 
 BOOL CbClientNew(freerdp* instance, rdpContext* context) {
@@ -464,6 +512,9 @@ BOOL CbClientNew(freerdp* instance, rdpContext* context) {
   instance->AuthenticateEx = CbAuthenticateEx;
   instance->GatewayAuthenticate = nullptr;
   instance->LoadChannels = CbLoadChannels;
+  // FreeRDP 3's client defaults prompt on stdin; we have no terminal to ask on.
+  instance->ChooseSmartcard = nullptr;
+  instance->PresentGatewayMessage = nullptr;
 #else
   instance->Authenticate = CbAuthenticate;
   instance->GatewayAuthenticate = CbAuthenticate;
@@ -488,7 +539,16 @@ bool Session::ApplySettings(rdpContext* ctx) {
   ok &= !!freerdp_settings_set_uint32(st, FreeRDP_DesktopHeight, opts.height);
   ok &= !!freerdp_settings_set_uint32(st, FreeRDP_ColorDepth, 32);
   ok &= !!freerdp_settings_set_bool(st, FreeRDP_SoftwareGdi, TRUE);
-  ok &= !!freerdp_settings_set_bool(st, FreeRDP_SupportGraphicsPipeline, FALSE);
+  ok &= !!freerdp_settings_set_bool(st, FreeRDP_SupportGraphicsPipeline, opts.gfx ? TRUE : FALSE);
+  ok &= !!freerdp_settings_set_bool(st, FreeRDP_RedirectClipboard, FALSE);
+  ok &= !!freerdp_settings_set_bool(st, FreeRDP_AudioPlayback, FALSE);
+  ok &= !!freerdp_settings_set_bool(st, FreeRDP_AudioCapture, FALSE);
+  ok &= !!freerdp_settings_set_bool(st, FreeRDP_RemoteConsoleAudio, TRUE);  // sound stays on the server
+  // FreeRDP's addin loader turns these RDP8 extras into rdpdr + a fake rdpsnd; we need neither.
+  ok &= !!freerdp_settings_set_bool(st, FreeRDP_SupportHeartbeatPdu, FALSE);
+  ok &= !!freerdp_settings_set_bool(st, FreeRDP_SupportMultitransport, FALSE);
+  ok &= !!freerdp_settings_set_bool(st, FreeRDP_NetworkAutoDetect, FALSE);
+  ok &= !!freerdp_settings_set_bool(st, FreeRDP_DeviceRedirection, FALSE);
   ok &= !!freerdp_settings_set_bool(st, FreeRDP_AutoReconnectionEnabled, FALSE);
   ok &= !!freerdp_settings_set_uint32(st, FreeRDP_KeyboardLayout, 0x409);
   ok &= !!freerdp_settings_set_uint32(st, FreeRDP_TcpConnectTimeout, opts.timeoutMs);
@@ -858,6 +918,8 @@ class RdpSessionWrap : public Napi::ObjectWrap<RdpSessionWrap> {
     str("trustedFingerprint", o.trustedFingerprint, nullptr);
     str("configDir", o.configDir, nullptr);
     num("timeoutMs", o.timeoutMs);
+    Napi::Value gfx = opt.Get("gfx");
+    if (gfx.IsBoolean()) o.gfx = gfx.As<Napi::Boolean>().Value();
     Napi::Value ic = opt.Get("ignoreCertificate");
     o.ignoreCertificate = ic.IsBoolean() && ic.As<Napi::Boolean>().Value();
     if (o.host.empty()) {
@@ -899,7 +961,7 @@ class RdpSessionWrap : public Napi::ObjectWrap<RdpSessionWrap> {
   bool started_ = false;
   bool running_ = false;
   bool finished_ = false;
-  std::unique_ptr<Napi::Promise::Deferred> connectDeferred_;
+  napi_deferred connectDeferred_ = nullptr;
 
   Napi::Value Connect(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
@@ -923,7 +985,11 @@ class RdpSessionWrap : public Napi::ObjectWrap<RdpSessionWrap> {
     }
     // The TSFN carries no data: the session state itself says what happened.
     session_->tsfn = SessionTsfn::New(env, "wraith-rdp-session", 0, 1, this);
-    connectDeferred_ = std::make_unique<Napi::Promise::Deferred>(deferred);
+    napi_value promise;
+    if (napi_create_promise(env, &connectDeferred_, &promise) != napi_ok) {
+      Napi::Error::New(env, "could not create a promise").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
     Ref();  // keep the wrapper (and its handlers) alive while the thread runs
     running_ = true;
     {
@@ -932,7 +998,7 @@ class RdpSessionWrap : public Napi::ObjectWrap<RdpSessionWrap> {
     }
     std::shared_ptr<Session> s = session_;
     thread_ = std::thread([s]() { s->Run(); });
-    return deferred.Promise();
+    return Napi::Value(env, promise);
   }
 
  public:
@@ -992,16 +1058,24 @@ class RdpSessionWrap : public Napi::ObjectWrap<RdpSessionWrap> {
 
     Napi::HandleScope scope(env);
     Napi::Object handlers = handlers_.Value();
+    // Raw Node-API calls with status checks: while a worker is being terminated JS cannot
+    // run, and node-addon-api's throwing wrappers would turn that into a fatal error.
     auto call = [&](const char* name, std::initializer_list<napi_value> args) {
-      Napi::Value fn = handlers.Get(name);
-      if (fn.IsFunction()) {
-        fn.As<Napi::Function>().Call(handlers, args);
-        if (env.IsExceptionPending()) {
-          // A throwing handler must not take the process down from a native callback.
-          Napi::Error e = env.GetAndClearPendingException();
-          Napi::Value onErr = handlers.Get("onHandlerError");
-          if (onErr.IsFunction()) onErr.As<Napi::Function>().Call(handlers, {e.Value()});
-          if (env.IsExceptionPending()) env.GetAndClearPendingException();
+      napi_value fn;
+      napi_valuetype t;
+      if (napi_get_named_property(env, handlers, name, &fn) != napi_ok) return;
+      if (napi_typeof(env, fn, &t) != napi_ok || t != napi_function) return;
+      std::vector<napi_value> argv(args);
+      napi_value result;
+      if (napi_call_function(env, handlers, fn, argv.size(), argv.data(), &result) == napi_pending_exception) {
+        // A throwing handler must not take the process down from a native callback.
+        napi_value exc;
+        if (napi_get_and_clear_last_exception(env, &exc) != napi_ok) return;
+        napi_value onErr;
+        if (napi_get_named_property(env, handlers, "onHandlerError", &onErr) == napi_ok &&
+            napi_typeof(env, onErr, &t) == napi_ok && t == napi_function) {
+          if (napi_call_function(env, handlers, onErr, 1, &exc, &result) == napi_pending_exception)
+            napi_get_and_clear_last_exception(env, &exc);
         }
       }
     };
@@ -1012,11 +1086,11 @@ class RdpSessionWrap : public Napi::ObjectWrap<RdpSessionWrap> {
         r.Set("width", w);
         r.Set("height", h);
         r.Set("unicodeInput", unicodeInput);
-        connectDeferred_->Resolve(r);
+        napi_resolve_deferred(env, connectDeferred_, r);
       } else {
-        connectDeferred_->Reject(MakeError(env, cerr).Value());
+        napi_reject_deferred(env, connectDeferred_, MakeError(env, cerr).Value());
       }
-      connectDeferred_.reset();
+      connectDeferred_ = nullptr;
     }
     if (connectOk || !connectNow) {
       if (resized && w && h) {
@@ -1144,24 +1218,34 @@ Napi::Value SetLogHandler(const Napi::CallbackInfo& info) {
     g_logTsfn = Napi::ThreadSafeFunction::New(env, info[0].As<Napi::Function>(), "wraith-rdp-log", 512, 1);
     g_logTsfn.Unref(env);  // logging alone never keeps the process alive
     g_logActive = true;
+    g_logEnv = env;
   }
   InstallWlog(g_logActive ? level : WLOG_OFF);
   return env.Undefined();
 }
 
-void EnvCleanup(void*) {
+// The env (main thread or a worker) is going away: stop its sessions and its log sink.
+void EnvCleanup(void* arg) {
+  napi_env env = static_cast<napi_env>(arg);
   {
     std::lock_guard<std::mutex> lk(g_logMu);
-    if (g_logActive) {
+    if (g_logActive && g_logEnv == env) {
       g_logActive = false;
       g_logTsfn.Abort();
+      InstallWlog(WLOG_OFF);
     }
   }
   std::vector<RdpSessionWrap*> live;
   {
     std::lock_guard<std::mutex> lk(g_sessionsMu);
-    live.assign(g_sessions.begin(), g_sessions.end());
-    g_sessions.clear();
+    for (auto it = g_sessions.begin(); it != g_sessions.end();) {
+      if (static_cast<napi_env>((*it)->Env()) == env) {
+        live.push_back(*it);
+        it = g_sessions.erase(it);
+      } else {
+        ++it;
+      }
+    }
   }
   for (auto* w : live) w->Shutdown();
 }
@@ -1175,7 +1259,7 @@ void CallDeliver(Napi::Env env, Napi::Function, RdpSessionWrap* wrap, void*) {
 
 Napi::Object InitModule(Napi::Env env, Napi::Object exports) {
   InstallWlog(WLOG_OFF);  // silence FreeRDP until someone asks for its log
-  napi_add_env_cleanup_hook(env, EnvCleanup, nullptr);
+  napi_add_env_cleanup_hook(env, EnvCleanup, env);
   exports.Set("RdpSession", RdpSessionWrap::Init(env));
   exports.Set("setLogHandler", Napi::Function::New(env, SetLogHandler));
   Napi::Object ver = Napi::Object::New(env);

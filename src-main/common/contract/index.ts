@@ -9,6 +9,7 @@ import { sessionsEvents, sessionsMethods } from './sessions.js';
 import { ptyMethods } from './pty.js';
 import { rdpEvents, rdpMethods } from './rdp.js';
 import { settingsMethods } from './settings.js';
+import { sftpEvents, sftpMethods } from './sftp.js';
 import { sshEvents, sshMethods } from './ssh.js';
 import { terminalEvents, terminalMethods } from './terminal.js';
 import { vaultMethods } from './vault.js';
@@ -28,6 +29,7 @@ export const methods = {
   ...terminalMethods,
   ...ptyMethods,
   ...rdpMethods,
+  ...sftpMethods,
   ...aiMethods,
   ...auditMethods,
 } satisfies Record<string, MethodDef>;
@@ -37,6 +39,7 @@ export const events = {
   ...sshEvents,
   ...terminalEvents,
   ...rdpEvents,
+  ...sftpEvents,
   ...aiEvents,
 } satisfies Record<string, EventDef>;
 
@@ -70,6 +73,7 @@ export * from './sessions.js';
 export * from './pty.js';
 export * from './rdp.js';
 export * from './settings.js';
+export * from './sftp.js';
 export * from './ssh.js';
 export * from './terminal.js';
 export * from './vault.js';

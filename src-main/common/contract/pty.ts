@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Empty, Id, method } from './define.js';
+import { Empty, Id, Ok, method } from './define.js';
 
 export const ShellInfo = z.object({ name: z.string(), path: z.string(), isDefault: z.boolean() });
 
@@ -14,5 +14,10 @@ export const ptyMethods = {
     }),
     z.object({ sessionId: Id }),
     'Starts a local shell (environment inherited, so claude/gemini/codex run); I/O through terminal.*.',
+  ),
+  'pty.relaunch': method(
+    z.object({ sessionId: Id }),
+    Ok,
+    'Starts the same shell again in a session whose shell exited ("Session ended — Relaunch?"); scrollback is kept.',
   ),
 };

@@ -35,6 +35,8 @@ export interface RdpConnectOptions {
   trustedFingerprint?: string;
   /** TCP connect timeout. Default 15000. */
   timeoutMs?: number;
+  /** Use the RDP graphics pipeline (rdpgfx) when the server offers it. Default true. */
+  gfx?: boolean;
 }
 
 /** Stable error codes of connect() failures (RdpError.code). */
@@ -287,6 +289,7 @@ export class RdpSession extends EventEmitter<RdpSessionEvents> {
         ignoreCertificate: options.ignoreCertificate ?? false,
         trustedFingerprint: options.trustedFingerprint,
         timeoutMs: options.timeoutMs ?? 15000,
+        gfx: options.gfx ?? true,
         configDir: freerdpConfigDir(),
       },
       {

@@ -1,0 +1,236 @@
+import { z } from 'zod';
+import { Bytes, Id, Ok, event, method } from './define.js';
+
+/**
+ * SFTP over an open SSH session: browsing, small text edits, and streamed transfers.
+ *
+ * Paths are remote POSIX paths (relative ones resolve against the login directory) or, for
+ * `localPath`, paths on the machine running Wraith. Nothing is ever half-written: writes and
+ * transfers go to a temp name (`.name.wraith-part-XXXX`) beside the destination and are renamed
+ * into place at the end; a cancelled or failed transfer deletes its temp.
+ *
+ * Failures carry the usual codes (ENOTFOUND, EDENIED, EIO, ESESSIONCLOSED, ECANCELLED, EBADARGS);
+ * when the code alone does not say what went wrong, `details.reason` is one of `SftpErrorReason`.
+ */
+export const SFTP_TEXT_MAX_BYTES = 5 * 1024 * 1024;
+/** Largest `data` of one `sftp.uploadChunk` and largest `length` of one `sftp.readChunk`. */
+export const SFTP_CHUNK_MAX_BYTES = 4 * 1024 * 1024;
+
+export const SftpErrorReason = z.enum([
+  /** sftp.read: the file is not UTF-8 text (NUL bytes or invalid UTF-8). */
+  'binary',
+  /** sftp.read: the file is larger than maxBytes (at most 5 MB). */
+  'too_large',
+  /** sftp.write: the file changed (mtime/size) or vanished since it was read. */
+  'changed',
+  /** The destination exists and overwrite was not asked for. */
+  'exists',
+  /** A file was expected, something else found (e.g. a directory). */
+  'not_a_file',
+  /** A directory was expected, something else found. */
+  'not_a_directory',
+  /** sftp.remove of a non-empty directory without recursive. */
+  'not_empty',
+  /** sftp.uploadChunk out of order. */
+  'bad_offset',
+]);
+export type SftpErrorReason = z.infer<typeof SftpErrorReason>;
+
+const RemotePath = z
+  .string()
+  .min(1)
+  .max(4096)
+  .refine((p) => !p.includes('\0'), 'Path must not contain NUL');
+const LocalPath = RemotePath;
+
+export const SftpEntryType = z.enum(['file', 'dir', 'symlink', 'other']);
+export type SftpEntryType = z.infer<typeof SftpEntryType>;
+
+export const SftpEntry = z.object({
+  name: z.string(),
+  /** Full remote path (the listed directory's resolved path joined with name). */
+  path: z.string(),
+  type: SftpEntryType,
+  size: z.number().int().nonnegative(),
+  /** Permission bits (incl. setuid/setgid/sticky), e.g. 493. */
+  mode: z.number().int().nonnegative(),
+  /** The same as 4 octal digits, e.g. "0755". */
+  modeOctal: z.string(),
+  /** Modification time, ISO 8601 (SFTP gives whole seconds). */
+  mtime: z.string(),
+  uid: z.number().int(),
+  gid: z.number().int(),
+  /** User and group names when the server's listing gives them (OpenSSH does), else null. */
+  owner: z.string().nullable(),
+  group: z.string().nullable(),
+  /** Symlinks: where the link points, and what kind of thing is there (null when dangling). */
+  linkTarget: z.string().nullable(),
+  targetType: SftpEntryType.nullable(),
+});
+export type SftpEntry = z.infer<typeof SftpEntry>;
+
+export const TransferDirection = z.enum(['upload', 'download']);
+export const TransferState = z.enum(['running', 'done', 'failed', 'cancelled']);
+
+export const TransferProgress = z.object({
+  transferId: Id,
+  sessionId: Id,
+  direction: TransferDirection,
+  /** Bytes moved so far and the total (the sum of every file for folders; null while unknown). */
+  bytes: z.number().int().nonnegative(),
+  totalBytes: z.number().int().nonnegative().nullable(),
+  /** Recent speed (a moving window) and the time left at that speed (null while unknown). */
+  bytesPerSecond: z.number().nonnegative(),
+  etaSeconds: z.number().nonnegative().nullable(),
+  filesDone: z.number().int().nonnegative(),
+  filesTotal: z.number().int().nonnegative().nullable(),
+  state: TransferState,
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+});
+export type TransferProgress = z.infer<typeof TransferProgress>;
+
+export const TransferInfo = TransferProgress.extend({
+  /** Source and destination; localPath is null for uploads streamed from the page. */
+  localPath: z.string().nullable(),
+  remotePath: z.string(),
+  kind: z.enum(['file', 'folder']),
+  startedAt: z.string(),
+  endedAt: z.string().nullable(),
+});
+export type TransferInfo = z.infer<typeof TransferInfo>;
+
+const Session = { sessionId: Id };
+const Mode = z.union([
+  z.number().int().min(0).max(0o7777),
+  z.string().regex(/^0?[0-7]{3,4}$/, 'Mode is octal, e.g. "755" or "0644"'),
+]);
+
+export const sftpMethods = {
+  'sftp.list': method(
+    z.object({
+      ...Session,
+      path: RemotePath,
+      showHidden: z.boolean().default(false),
+      /** Listing stops after this many entries (`truncated` says so). */
+      limit: z.number().int().min(1).max(100_000).default(20_000),
+    }),
+    z.object({ path: z.string(), entries: z.array(SftpEntry), truncated: z.boolean() }),
+    'Lists a remote directory (resolved path, entries sorted directories first, then by name).',
+  ),
+  'sftp.stat': method(
+    z.object({ ...Session, path: RemotePath }),
+    SftpEntry,
+    'Describes one remote path (a symlink is described as itself, with its target).',
+  ),
+  'sftp.realpath': method(
+    z.object({ ...Session, path: RemotePath.default('.') }),
+    z.object({ path: z.string() }),
+    'Resolves a remote path to an absolute one ("." is the login directory).',
+  ),
+  'sftp.read': method(
+    z.object({
+      ...Session,
+      path: RemotePath,
+      maxBytes: z.number().int().min(1).max(SFTP_TEXT_MAX_BYTES).default(SFTP_TEXT_MAX_BYTES),
+    }),
+    z.object({ path: z.string(), text: z.string(), size: z.number().int(), mtime: z.string(), mode: z.number().int() }),
+    'Reads a remote text file (UTF-8, at most 5 MB) for editing. Refuses binary files (details.reason "binary") and larger ones ("too_large").',
+  ),
+  'sftp.write': method(
+    z
+      .object({
+        ...Session,
+        path: RemotePath,
+        text: z.string().max(64 * 1024 * 1024).optional(),
+        data: Bytes.optional(),
+        /** The mtime sftp.read returned: refuse (details.reason "changed") if the file changed since. */
+        expectedMtime: z.string().datetime({ offset: true }).optional(),
+        /** The size sftp.read returned, checked alongside expectedMtime. */
+        expectedSize: z.number().int().nonnegative().optional(),
+        /** For a new file; an existing file keeps its mode. Default 0644 (less the server's umask). */
+        mode: Mode.optional(),
+      })
+      .refine((i) => (i.text === undefined) !== (i.data === undefined), 'Give either text or data'),
+    SftpEntry,
+    'Writes a whole remote file atomically (temp name, then rename over the original).',
+  ),
+  'sftp.mkdir': method(
+    z.object({ ...Session, path: RemotePath, parents: z.boolean().default(false), mode: Mode.optional() }),
+    SftpEntry,
+    'Creates a remote directory (with parents: also missing parents, and no error if it exists).',
+  ),
+  'sftp.rename': method(
+    z.object({ ...Session, from: RemotePath, to: RemotePath, overwrite: z.boolean().default(false) }),
+    SftpEntry,
+    'Renames or moves a remote file or directory.',
+  ),
+  'sftp.remove': method(
+    z.object({ ...Session, path: RemotePath, recursive: z.boolean().default(false) }),
+    z.object({ ok: z.literal(true), removed: z.number().int() }),
+    'Deletes a remote file, symlink or directory (non-empty directories need recursive).',
+  ),
+  'sftp.chmod': method(
+    z.object({ ...Session, path: RemotePath, mode: Mode }),
+    SftpEntry,
+    'Changes the permission bits of a remote path.',
+  ),
+
+  'sftp.upload': method(
+    z.object({ ...Session, localPath: LocalPath, remotePath: RemotePath, overwrite: z.boolean().default(false) }),
+    z.object({ transferId: Id }),
+    'Starts uploading a local file or folder (recursively) to remotePath (the path it will have). Progress arrives as transfer.progress.',
+  ),
+  'sftp.download': method(
+    z.object({ ...Session, remotePath: RemotePath, localPath: LocalPath, overwrite: z.boolean().default(false) }),
+    z.object({ transferId: Id }),
+    'Starts downloading a remote file or folder (recursively) to localPath (the path it will have). Progress arrives as transfer.progress.',
+  ),
+  'sftp.cancel': method(
+    z.object({ transferId: Id }),
+    Ok,
+    'Cancels a transfer; its temp files are deleted and nothing partial is left.',
+  ),
+  'sftp.transfers': method(z.object({ sessionId: Id.optional() }).optional(), z.array(TransferInfo), 'Running and recently finished transfers.'),
+
+  'sftp.uploadBegin': method(
+    z.object({
+      ...Session,
+      remotePath: RemotePath,
+      /** Total size when known (for progress and ETA). */
+      size: z.number().int().nonnegative().optional(),
+      overwrite: z.boolean().default(false),
+      mode: Mode.optional(),
+    }),
+    z.object({ transferId: Id, chunkBytes: z.number().int() }),
+    'Starts an upload streamed from the caller (a file dropped on the page): send sftp.uploadChunk in order, then sftp.uploadEnd.',
+  ),
+  'sftp.uploadChunk': method(
+    z.object({
+      transferId: Id,
+      /** Byte offset of this chunk: must equal the bytes sent so far. */
+      offset: z.number().int().nonnegative(),
+      data: Bytes.refine((b) => b.byteLength <= SFTP_CHUNK_MAX_BYTES, 'A chunk is at most 4 MiB'),
+    }),
+    z.object({ bytes: z.number().int() }),
+    'Appends one chunk (up to 4 MiB, about 1 MiB recommended) to a streamed upload; resolves once written.',
+  ),
+  'sftp.uploadEnd': method(
+    z.object({ transferId: Id }),
+    SftpEntry,
+    'Finishes a streamed upload: the temp file is renamed into place.',
+  ),
+  'sftp.readChunk': method(
+    z.object({
+      ...Session,
+      path: RemotePath,
+      offset: z.number().int().nonnegative(),
+      length: z.number().int().min(1).max(SFTP_CHUNK_MAX_BYTES),
+    }),
+    z.object({ data: Bytes, eof: z.boolean(), size: z.number().int() }),
+    'Reads a byte range of a remote file (downloads to the page, chunk by chunk).',
+  ),
+};
+
+export const sftpEvents = {
+  'transfer.progress': event(TransferProgress, 'A transfer moved bytes or ended (throttled to a few per second, always sent at the end).'),
+};

@@ -1,0 +1,210 @@
+import { randomUUID } from 'node:crypto';
+import { readlinkSync, statSync } from 'node:fs';
+import { constants as osConstants, homedir } from 'node:os';
+import { basename } from 'node:path';
+import * as nodePty from 'node-pty';
+import { OK } from '../../common/contract/define.js';
+import type { SessionInfo } from '../../common/contract/sessions.js';
+import { WraithError } from '../../common/errors.js';
+import type { EventBus, Router } from '../router.js';
+import type { SessionRegistry } from '../sessions/session-registry.js';
+import type { FlowControlOptions, TerminalCwd, TerminalSource } from '../terminal/terminal-session.js';
+import { TerminalSession } from '../terminal/terminal-session.js';
+import type { TerminalService } from '../terminal/terminal-service.js';
+import { detectShells, resolveShell } from './shells.js';
+
+export interface PtyServiceDeps {
+  bus: EventBus;
+  sessions: SessionRegistry;
+  terminals: TerminalService;
+  ringBufferBytes: () => number;
+  flow?: Partial<FlowControlOptions>;
+}
+
+interface SpawnSpec {
+  shellPath: string;
+  cwd: string;
+}
+
+/** A local shell in a pseudo-terminal. When the shell exits the session stays (ended) for its scrollback and relaunch. */
+export class PtySession extends TerminalSession {
+  private proc: nodePty.IPty | null = null;
+  private state: SessionInfo['state'] = 'connecting';
+  private reason: string | null = null;
+  private readonly createdAt = new Date().toISOString();
+  private exitWaiters: (() => void)[] = [];
+
+  constructor(
+    id: string,
+    bus: EventBus,
+    private readonly registry: SessionRegistry,
+    private readonly terminals: TerminalService,
+    private readonly spec: SpawnSpec,
+    opts: { cols: number; rows: number; ringBufferBytes: number; flow?: Partial<FlowControlOptions> },
+  ) {
+    super(id, bus, opts);
+  }
+
+  get pid(): number | null {
+    return this.proc?.pid ?? null;
+  }
+
+  info(): SessionInfo {
+    return {
+      id: this.id,
+      kind: 'pty',
+      title: basename(this.spec.shellPath),
+      connectionId: null,
+      state: this.state,
+      reason: this.reason,
+      createdAt: this.createdAt,
+    };
+  }
+
+  start(): void {
+    let proc: nodePty.IPty;
+    try {
+      proc = nodePty.spawn(this.spec.shellPath, [], {
+        name: 'xterm-256color',
+        cols: this.cols,
+        rows: this.rows,
+        cwd: this.spec.cwd,
+        // Inherited so the user's PATH, API keys and config reach claude / gemini / codex.
+        env: { ...process.env, TERM: 'xterm-256color', COLORTERM: 'truecolor' },
+        // Raw bytes: decoding happens in the view (and in terminal.read, at safe boundaries).
+        encoding: null,
+      });
+    } catch (err) {
+      throw new WraithError('EIO', `Could not start ${this.spec.shellPath}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    this.proc = proc;
+    const source: TerminalSource = {
+      write: (d) => proc.write(d),
+      resize: (c, r) => proc.resize(c, r),
+      pause: () => proc.pause(),
+      resume: () => proc.resume(),
+    };
+    this.attachSource(source);
+    // With encoding null node-pty delivers Buffers, though its typings say string.
+    proc.onData((d: string | Uint8Array) => {
+      if (this.proc === proc) this.output(typeof d === 'string' ? Buffer.from(d, 'utf8') : Buffer.from(d.buffer, d.byteOffset, d.byteLength));
+    });
+    proc.onExit(({ exitCode, signal }) => this.exited(proc, exitCode, signal ?? 0));
+    this.state = 'open';
+    this.reason = null;
+  }
+
+  /** Starts the same shell again in this session, after it exited; scrollback is kept. */
+  relaunch(): void {
+    if (this.state === 'closed') throw new WraithError('ESESSIONCLOSED', 'This session was closed; spawn a new shell.');
+    if (this.proc) throw new WraithError('EBADARGS', `${this.info().title} is still running.`);
+    this.start();
+    this.registry.changed(this.id);
+  }
+
+  async cwd(): Promise<TerminalCwd> {
+    const pid = this.proc?.pid;
+    if (pid && process.platform === 'linux') {
+      try {
+        return { cwd: readlinkSync(`/proc/${pid}/cwd`), source: 'proc' };
+      } catch {
+        // The shell just exited; fall through.
+      }
+    }
+    if (this.osc7.cwd) return { cwd: this.osc7.cwd, source: 'osc7' };
+    return { cwd: null, source: 'unknown' };
+  }
+
+  async close(): Promise<void> {
+    if (this.state === 'closed') return;
+    const proc = this.proc;
+    this.state = 'closed';
+    this.reason = 'Closed.';
+    if (proc) {
+      const gone = new Promise<void>((resolve) => this.exitWaiters.push(resolve));
+      try {
+        proc.kill('SIGHUP');
+      } catch {
+        // already gone
+      }
+      // A shell that ignores SIGHUP (e.g. a program trapping it) gets SIGKILL.
+      const t = setTimeout(() => {
+        try {
+          proc.kill('SIGKILL');
+        } catch {
+          // already gone
+        }
+      }, 2000);
+      await gone;
+      clearTimeout(t);
+    }
+    this.disposeTerminal();
+    this.terminals.remove(this.id);
+    this.registry.changed(this.id);
+  }
+
+  private exited(proc: nodePty.IPty, code: number, signal: number): void {
+    if (this.proc !== proc) return;
+    this.proc = null;
+    this.detachSource();
+    const waiters = this.exitWaiters;
+    this.exitWaiters = [];
+    for (const w of waiters) w();
+    if (this.state === 'closed') return;
+    const name = basename(this.spec.shellPath);
+    const sig = signal ? signalName(signal) : null;
+    this.reason = sig ? `${name} was ended by ${sig}.` : `${name} exited with code ${code}.`;
+    this.state = 'disconnected';
+    this.emitExit(sig ? null : code, sig, this.reason);
+    this.registry.changed(this.id);
+  }
+}
+
+function signalName(n: number): string {
+  for (const [name, num] of Object.entries(osConstants.signals)) if (num === n) return name;
+  return `signal ${n}`;
+}
+
+/** Local shells: `pty.shells`, `pty.spawn`, `pty.relaunch`; I/O through TerminalService. */
+export class PtyService {
+  constructor(private readonly deps: PtyServiceDeps) {}
+
+  shells() {
+    return detectShells();
+  }
+
+  spawn(input: { shell: string; cols: number; rows: number; cwd?: string | undefined }): { sessionId: string } {
+    const shellPath = resolveShell(input.shell);
+    if (!shellPath) throw new WraithError('ENOTFOUND', `No shell "${input.shell}" on this machine. pty.shells lists those found.`);
+    const cwd = input.cwd ?? homedir();
+    let isDir = false;
+    try {
+      isDir = statSync(cwd).isDirectory();
+    } catch {
+      isDir = false;
+    }
+    if (!isDir) throw new WraithError('ENOTFOUND', `No directory ${cwd} to start the shell in.`);
+    const session = new PtySession(randomUUID(), this.deps.bus, this.deps.sessions, this.deps.terminals, { shellPath, cwd }, {
+      cols: input.cols,
+      rows: input.rows,
+      ringBufferBytes: this.deps.ringBufferBytes(),
+      flow: this.deps.flow,
+    });
+    session.start();
+    this.deps.terminals.add(session);
+    this.deps.sessions.add(session);
+    return { sessionId: session.id };
+  }
+
+  session(id: string): PtySession {
+    const s = this.deps.terminals.get(id);
+    if (!(s instanceof PtySession)) throw new WraithError('EBADARGS', `Session ${id} is not a local shell.`);
+    return s;
+  }
+
+  register(router: Router): void {
+    router.handle('pty.shells', () => this.shells());
+    router.handle('pty.spawn', (i) => this.spawn(i));
+    router.handle('pty.relaunch', (i) => (this.session(i.sessionId).relaunch(), OK));
+  }
+}

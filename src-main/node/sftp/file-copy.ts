@@ -1,0 +1,152 @@
+import { open as openLocal } from 'node:fs/promises';
+import type { SFTPWrapper } from 'ssh2';
+import type { RemoteFs } from './remote-fs.js';
+import { cancelledError, fromLocalError } from './sftp-errors.js';
+
+/**
+ * Pipelined single-file copies between the SFTP channel and the local disk.
+ *
+ * `concurrency` workers each own one buffer; a worker claims the next chunk offset, reads it,
+ * writes it, and claims again, so `concurrency` requests are always in flight (what OpenSSH's
+ * sftp does with its 64 outstanding requests). Memory is bounded by concurrency × chunkSize.
+ * Cancellation is checked before every chunk: the in-flight ones finish (or fail) and stop.
+ * Callers write to a temp name and rename; these functions never decide about final names.
+ */
+export interface CopyOptions {
+  chunkSize: number;
+  concurrency: number;
+  signal: AbortSignal;
+  /** Called after each chunk lands at its destination. */
+  onBytes: (n: number) => void;
+}
+
+/** OpenSSH's limit is 255 KiB per READ/WRITE; ssh2 learns it (limits@openssh.com). Bigger requests are split serially. */
+export function serverChunkLimit(sftp: SFTPWrapper, fallback: number): number {
+  if ('_maxReadLen' in sftp && typeof sftp._maxReadLen === 'number' && sftp._maxReadLen > 0) return sftp._maxReadLen;
+  return fallback;
+}
+
+function throwIfAborted(signal: AbortSignal, what: string): void {
+  if (signal.aborted) throw cancelledError(what);
+}
+
+/** Runs workers until all chunks of [0, size) are claimed; the first failure stops the rest. */
+async function pipeline(
+  size: number,
+  opts: CopyOptions,
+  what: string,
+  work: (buf: Buffer, offset: number, length: number) => Promise<number>,
+): Promise<number> {
+  let next = 0;
+  let failed = false;
+  let eofAt = size;
+  const workers = Math.max(1, Math.min(opts.concurrency, Math.ceil(size / opts.chunkSize)));
+  const worker = async () => {
+    const buf = Buffer.allocUnsafe(opts.chunkSize);
+    while (!failed) {
+      throwIfAborted(opts.signal, what);
+      if (next >= eofAt) return;
+      const offset = next;
+      const length = Math.min(opts.chunkSize, eofAt - offset);
+      next += length;
+      const n = await work(buf, offset, length).catch((err: unknown) => {
+        failed = true;
+        throw err;
+      });
+      if (n < length) eofAt = Math.min(eofAt, offset + n); // the source shrank while we copied
+      if (n > 0) opts.onBytes(n);
+    }
+  };
+  const results = await Promise.allSettled(Array.from({ length: workers }, worker));
+  // A cancel that lands while a chunk fails is still a cancel.
+  throwIfAborted(opts.signal, what);
+  const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failure) throw failure.reason;
+  return eofAt;
+}
+
+/** Remote file → new local file `localTemp` (created exclusively). Returns the bytes copied. */
+export async function downloadFile(
+  rfs: RemoteFs,
+  remotePath: string,
+  localTemp: string,
+  mode: number,
+  opts: CopyOptions,
+): Promise<number> {
+  throwIfAborted(opts.signal, `Download of ${remotePath}`);
+  const handle = await rfs.open(remotePath, 'r');
+  try {
+    const size = (await rfs.fstat(handle, remotePath)).size ?? 0;
+    const local = await openLocal(localTemp, 'wx', mode & 0o777).catch((err: unknown) => {
+      throw fromLocalError(err, 'create', localTemp);
+    });
+    try {
+      const copied = await pipeline(size, opts, `Download of ${remotePath}`, async (buf, offset, length) => {
+        let got = 0;
+        while (got < length) {
+          const n = await rfs.read(handle, buf, got, length - got, offset + got, remotePath);
+          if (n === 0) break;
+          got += n;
+        }
+        let put = 0;
+        while (put < got) {
+          const { bytesWritten } = await local.write(buf, put, got - put, offset + put).catch((err: unknown) => {
+            throw fromLocalError(err, 'write', localTemp);
+          });
+          put += bytesWritten;
+        }
+        return got;
+      });
+      if (copied < size) await local.truncate(copied);
+      await local.close().catch((err: unknown) => {
+        throw fromLocalError(err, 'write', localTemp);
+      });
+      return copied;
+    } catch (err) {
+      await local.close().catch(() => undefined);
+      throw err;
+    }
+  } finally {
+    await rfs.close(handle, remotePath).catch(() => undefined);
+  }
+}
+
+/** Local file → new remote file `remoteTemp` (created exclusively). Returns the bytes copied. */
+export async function uploadFile(
+  rfs: RemoteFs,
+  localPath: string,
+  remoteTemp: string,
+  mode: number,
+  opts: CopyOptions,
+): Promise<number> {
+  throwIfAborted(opts.signal, `Upload of ${localPath}`);
+  const local = await openLocal(localPath, 'r').catch((err: unknown) => {
+    throw fromLocalError(err, 'open', localPath);
+  });
+  try {
+    const size = (await local.stat()).size;
+    const handle = await rfs.open(remoteTemp, 'wx', { mode: mode & 0o777 });
+    try {
+      const copied = await pipeline(size, opts, `Upload of ${localPath}`, async (buf, offset, length) => {
+        let got = 0;
+        while (got < length) {
+          const { bytesRead } = await local.read(buf, got, length - got, offset + got).catch((err: unknown) => {
+            throw fromLocalError(err, 'read', localPath);
+          });
+          if (bytesRead === 0) break;
+          got += bytesRead;
+        }
+        if (got > 0) await rfs.write(handle, buf, 0, got, offset, remoteTemp);
+        return got;
+      });
+      // The server may report a failed flush only here.
+      await rfs.close(handle, remoteTemp);
+      return copied;
+    } catch (err) {
+      await rfs.close(handle, remoteTemp).catch(() => undefined);
+      throw err;
+    }
+  } finally {
+    await local.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,256 @@
+import { posix } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { FileEntryWithStats, InputAttributes, SFTPWrapper, Stats } from 'ssh2';
+import type { SftpEntry, SftpEntryType } from '../../common/contract/sftp.js';
+import { WraithError } from '../../common/errors.js';
+import { fromSftpError, isSftpStatus } from './sftp-errors.js';
+
+/** Bits of st_mode (POSIX). */
+const S_IFMT = 0o170000;
+const S_IFDIR = 0o040000;
+const S_IFREG = 0o100000;
+const S_IFLNK = 0o120000;
+
+export function entryType(mode: number): SftpEntryType {
+  switch (mode & S_IFMT) {
+    case S_IFDIR:
+      return 'dir';
+    case S_IFREG:
+      return 'file';
+    case S_IFLNK:
+      return 'symlink';
+    default:
+      return 'other';
+  }
+}
+
+export function octal(mode: number): string {
+  return (mode & 0o7777).toString(8).padStart(4, '0');
+}
+
+export function parseMode(mode: number | string): number {
+  return typeof mode === 'number' ? mode : parseInt(mode, 8);
+}
+
+/**
+ * ".name.wraith-part-1a2b3c4d" for a file called name: hidden, recognisable, unique. The name is
+ * shortened so the temp stays within the usual 255-byte limit for a file name.
+ */
+export function tempBasename(name: string): string {
+  let short = name;
+  while (Buffer.byteLength(short) > 200) short = short.slice(0, -1);
+  return `.${short}.wraith-part-${randomBytes(4).toString('hex')}`;
+}
+
+/** The temp beside a remote destination. */
+export function tempNameFor(path: string): string {
+  return posix.join(posix.dirname(path), tempBasename(posix.basename(path)));
+}
+
+/** OpenSSH longname: "drwxr-xr-x    2 root     root         4096 Jan  1 00:00 name". */
+function ownerFromLongname(longname: string): { owner: string | null; group: string | null } {
+  const parts = longname.trim().split(/\s+/);
+  if (parts.length < 9 || !/^[-dlcbps]/.test(parts[0] ?? '')) return { owner: null, group: null };
+  return { owner: parts[2] ?? null, group: parts[3] ?? null };
+}
+
+export function toEntry(
+  path: string,
+  attrs: Stats,
+  extra: { longname?: string; linkTarget?: string | null; targetType?: SftpEntryType | null } = {},
+): SftpEntry {
+  const names = extra.longname ? ownerFromLongname(extra.longname) : { owner: null, group: null };
+  const mode = attrs.mode ?? 0;
+  return {
+    name: posix.basename(path) || path,
+    path,
+    type: entryType(mode),
+    size: Math.max(0, attrs.size ?? 0),
+    mode: mode & 0o7777,
+    modeOctal: octal(mode),
+    mtime: new Date((attrs.mtime ?? 0) * 1000).toISOString(),
+    uid: attrs.uid ?? 0,
+    gid: attrs.gid ?? 0,
+    owner: names.owner,
+    group: names.group,
+    linkTarget: extra.linkTarget ?? null,
+    targetType: extra.targetType ?? null,
+  };
+}
+
+/**
+ * ssh2 accepts requests on a closed SFTP channel and never answers them, so every request
+ * first checks that the channel is still open both ways (`incoming`/`outgoing.state`, not in
+ * the typings; after a dropped connection only `incoming` says "closed").
+ */
+export function channelOpen(sftp: SFTPWrapper): boolean {
+  return sideOpen(sftp, 'incoming') && sideOpen(sftp, 'outgoing');
+}
+
+function sideOpen(sftp: SFTPWrapper, side: 'incoming' | 'outgoing'): boolean {
+  if (!(side in sftp)) return true;
+  const state: unknown = Reflect.get(sftp, side);
+  if (typeof state !== 'object' || state === null || !('state' in state)) return true;
+  return side === 'incoming' ? state.state !== 'closed' : state.state === 'open';
+}
+
+/**
+ * Promise-shaped SFTP calls on one channel. Every failure becomes a WraithError naming the
+ * action and path. The channel belongs to the SSH session; this never closes it.
+ */
+export class RemoteFs {
+  constructor(readonly sftp: SFTPWrapper) {}
+
+  private call<T>(action: string, path: string, fn: (cb: (err: Error | undefined | null, value: T) => void) => void): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (!channelOpen(this.sftp)) {
+        reject(new WraithError('ESESSIONCLOSED', `Cannot ${action} ${path}: the SSH connection was closed.`, { path }));
+        return;
+      }
+      try {
+        fn((err, value) => (err ? reject(fromSftpError(err, action, path)) : resolve(value)));
+      } catch (err) {
+        // ssh2 throws synchronously when the channel is already closed.
+        reject(fromSftpError(err, action, path));
+      }
+    });
+  }
+
+  private done(action: string, path: string, fn: (cb: (err: Error | undefined | null) => void) => void): Promise<void> {
+    return this.call<void>(action, path, (cb) => fn((err) => cb(err, undefined)));
+  }
+
+  stat(path: string): Promise<Stats> {
+    return this.call('stat', path, (cb) => this.sftp.stat(path, cb));
+  }
+
+  lstat(path: string): Promise<Stats> {
+    return this.call('stat', path, (cb) => this.sftp.lstat(path, cb));
+  }
+
+  /** lstat, or null when nothing is there. */
+  async lstatOrNull(path: string): Promise<Stats | null> {
+    if (!channelOpen(this.sftp)) return this.lstat(path); // fails with ESESSIONCLOSED
+    return new Promise((resolve, reject) => {
+      try {
+        this.sftp.lstat(path, (err, st) => {
+          if (!err) resolve(st);
+          else if (isSftpStatus(err, 'NO_SUCH_FILE')) resolve(null);
+          else reject(fromSftpError(err, 'stat', path));
+        });
+      } catch (err) {
+        reject(fromSftpError(err, 'stat', path));
+      }
+    });
+  }
+
+  readdir(path: string): Promise<FileEntryWithStats[]> {
+    return this.call('list', path, (cb) => this.sftp.readdir(path, cb));
+  }
+
+  readlink(path: string): Promise<string> {
+    return this.call('read link', path, (cb) => this.sftp.readlink(path, cb));
+  }
+
+  realpath(path: string): Promise<string> {
+    return this.call('resolve', path, (cb) => this.sftp.realpath(path, cb));
+  }
+
+  open(path: string, flags: 'r' | 'w' | 'wx', attrs: InputAttributes = {}): Promise<Buffer> {
+    const action = flags === 'r' ? 'open' : 'create';
+    return this.call(action, path, (cb) => this.sftp.open(path, flags, attrs, cb));
+  }
+
+  close(handle: Buffer, path: string): Promise<void> {
+    return this.done('close', path, (cb) => this.sftp.close(handle, cb));
+  }
+
+  fstat(handle: Buffer, path: string): Promise<Stats> {
+    return this.call('stat', path, (cb) => this.sftp.fstat(handle, cb));
+  }
+
+  /** One READ (ssh2 splits it into server-sized requests); resolves to bytes read, 0 at EOF. */
+  read(handle: Buffer, buf: Buffer, off: number, len: number, position: number, path: string): Promise<number> {
+    return this.call('read', path, (cb) => this.sftp.read(handle, buf, off, len, position, (err, n) => cb(err, n ?? 0)));
+  }
+
+  write(handle: Buffer, buf: Buffer, off: number, len: number, position: number, path: string): Promise<void> {
+    return this.done('write', path, (cb) => this.sftp.write(handle, buf, off, len, position, cb));
+  }
+
+  mkdir(path: string, mode?: number): Promise<void> {
+    return this.done('create directory', path, (cb) => this.sftp.mkdir(path, mode === undefined ? {} : { mode }, cb));
+  }
+
+  rmdir(path: string): Promise<void> {
+    return this.done('remove directory', path, (cb) => this.sftp.rmdir(path, cb));
+  }
+
+  unlink(path: string): Promise<void> {
+    return this.done('delete', path, (cb) => this.sftp.unlink(path, cb));
+  }
+
+  chmod(path: string, mode: number): Promise<void> {
+    return this.done('change mode of', path, (cb) => this.sftp.chmod(path, mode, cb));
+  }
+
+  /** Plain SFTP rename: fails when `to` exists. */
+  rename(from: string, to: string): Promise<void> {
+    return this.done('rename', `${from} to ${to}`, (cb) => this.sftp.rename(from, to, cb));
+  }
+
+  /**
+   * Renames over an existing file: posix-rename@openssh.com when the server has it (atomic),
+   * else remove the target and rename (a short window without the file, never a partial one).
+   */
+  async replace(from: string, to: string): Promise<void> {
+    const posixRename = await new Promise<boolean | Error>((resolve) => {
+      if (!channelOpen(this.sftp)) return resolve(false);
+      try {
+        this.sftp.ext_openssh_rename(from, to, (err) => resolve(err ?? true));
+      } catch {
+        resolve(false); // extension not offered by this server
+      }
+    });
+    if (posixRename === true) return;
+    if (posixRename instanceof Error && !isSftpStatus(posixRename, 'OP_UNSUPPORTED')) {
+      throw fromSftpError(posixRename, 'rename', `${from} to ${to}`);
+    }
+    const existing = await this.lstatOrNull(to);
+    if (existing) await this.unlink(to);
+    await this.rename(from, to);
+  }
+
+  /** Deletes a file, or a directory tree, bottom-up; returns how many entries went. */
+  async removeTree(path: string): Promise<number> {
+    const st = await this.lstat(path);
+    if (entryType(st.mode) !== 'dir') {
+      await this.unlink(path);
+      return 1;
+    }
+    let removed = 0;
+    const children = await this.readdir(path);
+    // A few at a time: requests pipeline on the channel without flooding it.
+    for (let i = 0; i < children.length; i += 16) {
+      const batch = children.slice(i, i + 16).filter((c) => c.filename !== '.' && c.filename !== '..');
+      const counts = await Promise.all(
+        batch.map((c) => {
+          const child = posix.join(path, c.filename);
+          return entryType(c.attrs.mode) === 'dir' ? this.removeTree(child) : this.unlink(child).then(() => 1);
+        }),
+      );
+      removed += counts.reduce((a, b) => a + b, 0);
+    }
+    await this.rmdir(path);
+    return removed + 1;
+  }
+
+  /** Best effort, for cleanup paths: never throws. */
+  async removeQuietly(path: string): Promise<void> {
+    try {
+      await this.removeTree(path);
+    } catch {
+      // already gone, or the connection is gone with it
+    }
+  }
+}

@@ -1,0 +1,82 @@
+import type { SftpErrorReason } from '../../common/contract/sftp.js';
+import { type ErrorCode, WraithError } from '../../common/errors.js';
+
+/** SFTP v3 status codes (draft-ietf-secsh-filexfer-02, as ssh2 reports them in `err.code`). */
+const SFTP_STATUS = {
+  EOF: 1,
+  NO_SUCH_FILE: 2,
+  PERMISSION_DENIED: 3,
+  FAILURE: 4,
+  BAD_MESSAGE: 5,
+  NO_CONNECTION: 6,
+  CONNECTION_LOST: 7,
+  OP_UNSUPPORTED: 8,
+} as const;
+
+function errCode(err: unknown): unknown {
+  return err instanceof Error && 'code' in err ? err.code : undefined;
+}
+
+export function isSftpStatus(err: unknown, status: keyof typeof SFTP_STATUS): boolean {
+  return errCode(err) === SFTP_STATUS[status];
+}
+
+/** A failure with one of our codes and, where the code alone is vague, a stable reason. */
+export function sftpError(code: ErrorCode, message: string, reason?: SftpErrorReason, details: Record<string, unknown> = {}): WraithError {
+  return new WraithError(code, message, reason ? { reason, ...details } : Object.keys(details).length ? details : undefined);
+}
+
+/**
+ * Turns an ssh2 SFTP error into ours, naming what was being done and to which path:
+ * NO_SUCH_FILE → ENOTFOUND, PERMISSION_DENIED → EDENIED, a lost channel → ESESSIONCLOSED, else EIO.
+ */
+export function fromSftpError(err: unknown, action: string, path: string): WraithError {
+  if (err instanceof WraithError) return err;
+  const code = errCode(err);
+  const text = err instanceof Error ? err.message : String(err);
+  const where = `${action} ${path}`;
+  switch (code) {
+    case SFTP_STATUS.NO_SUCH_FILE:
+      return new WraithError('ENOTFOUND', `Cannot ${where}: no such file or directory on the server.`, { path });
+    case SFTP_STATUS.PERMISSION_DENIED:
+      return new WraithError('EDENIED', `Cannot ${where}: permission denied on the server.`, { path });
+    case SFTP_STATUS.NO_CONNECTION:
+    case SFTP_STATUS.CONNECTION_LOST:
+      return new WraithError('ESESSIONCLOSED', `Cannot ${where}: the SSH connection was lost.`, { path });
+    case SFTP_STATUS.OP_UNSUPPORTED:
+      return new WraithError('EIO', `Cannot ${where}: the server does not support this operation.`, { path });
+    default:
+      // ssh2 fails every pending request with this text when the channel closes.
+      if (/No response from server|Not connected|channel.*clos/i.test(text)) {
+        return new WraithError('ESESSIONCLOSED', `Cannot ${where}: the SSH connection was lost.`, { path });
+      }
+      return new WraithError('EIO', `Cannot ${where}: ${text || 'the server reported a failure'}.`, { path });
+  }
+}
+
+/** The same for local files (Node's fs errors). */
+export function fromLocalError(err: unknown, action: string, path: string): WraithError {
+  if (err instanceof WraithError) return err;
+  const code = errCode(err);
+  const text = err instanceof Error ? err.message : String(err);
+  const where = `${action} local ${path}`;
+  switch (code) {
+    case 'ENOENT':
+      return new WraithError('ENOTFOUND', `Cannot ${where}: no such file or directory.`, { path });
+    case 'EACCES':
+    case 'EPERM':
+      return new WraithError('EDENIED', `Cannot ${where}: permission denied.`, { path });
+    case 'EISDIR':
+      return sftpError('EBADARGS', `Cannot ${where}: it is a directory.`, 'not_a_file', { path });
+    case 'ENOTDIR':
+      return sftpError('EBADARGS', `Cannot ${where}: a part of the path is not a directory.`, 'not_a_directory', { path });
+    case 'ENOSPC':
+      return new WraithError('EIO', `Cannot ${where}: the disk is full.`, { path });
+    default:
+      return new WraithError('EIO', `Cannot ${where}: ${text}.`, { path });
+  }
+}
+
+export function cancelledError(what: string): WraithError {
+  return new WraithError('ECANCELLED', `${what} was cancelled.`);
+}

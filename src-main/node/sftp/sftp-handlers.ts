@@ -1,0 +1,23 @@
+import type { Router } from '../router.js';
+import type { SftpService } from './sftp-service.js';
+
+/** The sftp.* methods of the contract, served by one SftpService. */
+export function registerSftpHandlers(r: Router, sftp: SftpService): void {
+  r.handle('sftp.list', (i) => sftp.list(i));
+  r.handle('sftp.stat', (i) => sftp.stat(i.sessionId, i.path));
+  r.handle('sftp.realpath', (i) => sftp.realpath(i.sessionId, i.path));
+  r.handle('sftp.read', (i) => sftp.read(i));
+  r.handle('sftp.write', (i) => sftp.write(i));
+  r.handle('sftp.mkdir', (i) => sftp.mkdir(i));
+  r.handle('sftp.rename', (i) => sftp.rename(i));
+  r.handle('sftp.remove', (i) => sftp.remove(i));
+  r.handle('sftp.chmod', (i) => sftp.chmod(i));
+  r.handle('sftp.upload', (i) => sftp.upload(i));
+  r.handle('sftp.download', (i) => sftp.download(i));
+  r.handle('sftp.cancel', (i) => sftp.cancel(i.transferId));
+  r.handle('sftp.transfers', (i) => sftp.listTransfers(i?.sessionId));
+  r.handle('sftp.uploadBegin', (i) => sftp.uploadBegin(i));
+  r.handle('sftp.uploadChunk', (i) => sftp.uploadChunk(i));
+  r.handle('sftp.uploadEnd', (i) => sftp.uploadEnd(i.transferId));
+  r.handle('sftp.readChunk', (i) => sftp.readChunk(i));
+}

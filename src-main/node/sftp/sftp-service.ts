@@ -1,0 +1,562 @@
+import { posix } from 'node:path';
+import type { SFTPWrapper, Stats } from 'ssh2';
+import {
+  SFTP_TEXT_MAX_BYTES,
+  type SftpEntry,
+  type SftpEntryType,
+  type TransferInfo,
+  type TransferProgress,
+} from '../../common/contract/sftp.js';
+import { WraithError } from '../../common/errors.js';
+import { serverChunkLimit } from './file-copy.js';
+import { RemoteFs, entryType, parseMode, tempNameFor, toEntry } from './remote-fs.js';
+import { cancelledError, sftpError } from './sftp-errors.js';
+import { decodeText } from './text.js';
+import { Transfer } from './transfer.js';
+import { type TransferTuning, runDownload, runUpload } from './transfer-runner.js';
+
+/** The SFTP channel of an open SSH session. The SSH service owns it (opens, caches, closes). */
+export type SftpProvider = (sessionId: string) => Promise<SFTPWrapper>;
+
+export interface SftpServiceOptions {
+  /** Where transfer.progress goes (the app's EventBus). */
+  emitProgress?: (progress: TransferProgress) => void;
+  tuning?: Partial<TransferTuning>;
+  /** Progress events at most this often per transfer (the last one is always sent). */
+  progressIntervalMs?: number;
+  /** A streamed upload with no chunk for this long is abandoned (its temp deleted). */
+  streamIdleMs?: number;
+  /** Finished transfers kept for sftp.transfers. */
+  keepFinished?: number;
+}
+
+/** A streamed upload's open remote temp file (sftp.uploadBegin/Chunk/End). */
+interface StreamUpload {
+  transfer: Transfer;
+  rfs: RemoteFs;
+  handle: Buffer;
+  temp: string;
+  mode: number | null;
+  replace: boolean;
+  received: number;
+  writes: Set<Promise<void>>;
+  idle: NodeJS.Timeout;
+  /** Settle the transfer's work: uploadEnd ends it, a failed chunk or a cancel fails it. */
+  end: () => void;
+  fail: (err: unknown) => void;
+}
+
+/** Defaults measured with bench/sftp-throughput.ts against OpenSSH 9.2 on localhost. */
+const DEFAULT_TUNING: TransferTuning = { chunkSize: 256 * 1024, concurrency: 32, fileConcurrency: 4 };
+/** Symlinks whose targets a listing resolves (two requests each); beyond that, target unknown. */
+const MAX_RESOLVED_LINKS = 500;
+
+/**
+ * SFTP for the side panel, the CLI and the XO: browse, edit small text files, stream transfers.
+ * Works on whatever SFTP channel the provider hands out for a session and never closes it.
+ */
+export class SftpService {
+  private readonly transfers = new Map<string, Transfer>();
+  private readonly streams = new Map<string, StreamUpload>();
+  private readonly tuning: TransferTuning;
+  private readonly emitProgress: (p: TransferProgress) => void;
+  private readonly progressIntervalMs: number;
+  private readonly streamIdleMs: number;
+  private readonly keepFinished: number;
+  private ticker: NodeJS.Timeout | null = null;
+  private disposed = false;
+
+  constructor(
+    private readonly provider: SftpProvider,
+    options: SftpServiceOptions = {},
+  ) {
+    this.tuning = { ...DEFAULT_TUNING, ...options.tuning };
+    this.emitProgress = options.emitProgress ?? (() => {});
+    this.progressIntervalMs = options.progressIntervalMs ?? 150;
+    this.streamIdleMs = options.streamIdleMs ?? 5 * 60_000;
+    this.keepFinished = options.keepFinished ?? 50;
+  }
+
+  private async fs(sessionId: string): Promise<RemoteFs> {
+    if (this.disposed) throw new WraithError('EUNAVAILABLE', 'SFTP is shutting down.');
+    return new RemoteFs(await this.provider(sessionId));
+  }
+
+  // ---- browsing ----------------------------------------------------------------------------
+
+  async realpath(sessionId: string, path: string): Promise<{ path: string }> {
+    const rfs = await this.fs(sessionId);
+    return { path: await rfs.realpath(path) };
+  }
+
+  async list(i: { sessionId: string; path: string; showHidden: boolean; limit: number }) {
+    const rfs = await this.fs(i.sessionId);
+    const dir = await rfs.realpath(i.path);
+    const st = await rfs.stat(dir);
+    if (entryType(st.mode) !== 'dir') {
+      throw sftpError('EBADARGS', `Cannot list ${i.path}: it is not a folder.`, 'not_a_directory', { path: i.path });
+    }
+    const raw = (await rfs.readdir(dir)).filter(
+      (e) => e.filename !== '.' && e.filename !== '..' && (i.showHidden || !e.filename.startsWith('.')),
+    );
+    let links = 0;
+    const entries = await Promise.all(
+      raw.map(async (e) => {
+        const path = posix.join(dir, e.filename);
+        if (entryType(e.attrs.mode) !== 'symlink' || ++links > MAX_RESOLVED_LINKS) return toEntry(path, e.attrs, { longname: e.longname });
+        const [target, targetStat] = await Promise.all([rfs.readlink(path).catch(() => null), rfs.stat(path).catch(() => null)]);
+        return toEntry(path, e.attrs, { longname: e.longname, linkTarget: target, targetType: targetStat ? entryType(targetStat.mode) : null });
+      }),
+    );
+    const isDir = (e: SftpEntry) => e.type === 'dir' || e.targetType === 'dir';
+    entries.sort((a, b) => Number(isDir(b)) - Number(isDir(a)) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return { path: dir, entries: entries.slice(0, i.limit), truncated: entries.length > i.limit };
+  }
+
+  private async describe(rfs: RemoteFs, path: string, st?: Stats): Promise<SftpEntry> {
+    const attrs = st ?? (await rfs.lstat(path));
+    if (entryType(attrs.mode) !== 'symlink') return toEntry(path, attrs);
+    const [target, targetStat] = await Promise.all([rfs.readlink(path).catch(() => null), rfs.stat(path).catch(() => null)]);
+    const targetType: SftpEntryType | null = targetStat ? entryType(targetStat.mode) : null;
+    return toEntry(path, attrs, { linkTarget: target, targetType });
+  }
+
+  async stat(sessionId: string, path: string): Promise<SftpEntry> {
+    return this.describe(await this.fs(sessionId), path);
+  }
+
+  // ---- small files -------------------------------------------------------------------------
+
+  /** Reads [offset, offset+length) with the READs pipelined; returns the bytes and the file size. */
+  private async readRange(rfs: RemoteFs, path: string, offset: number, length: number): Promise<{ data: Uint8Array<ArrayBuffer>; size: number }> {
+    const handle = await rfs.open(path, 'r');
+    try {
+      const st = await rfs.fstat(handle, path);
+      if (entryType(st.mode) === 'dir') throw sftpError('EBADARGS', `Cannot read ${path}: it is a folder.`, 'not_a_file', { path });
+      const want = Math.max(0, Math.min(length, st.size - offset));
+      // Backed by a plain ArrayBuffer: the bytes leave as a binary frame without a copy.
+      const bytes = new Uint8Array(want);
+      const data = Buffer.from(bytes.buffer, 0, want);
+      const step = serverChunkLimit(rfs.sftp, 32 * 1024);
+      const parts: Promise<number>[] = [];
+      for (let at = 0; at < want; at += step) {
+        const len = Math.min(step, want - at);
+        parts.push(
+          (async () => {
+            let n = 0;
+            while (n < len) {
+              const r = await rfs.read(handle, data, at + n, len - n, offset + at + n, path);
+              if (r === 0) return at + n; // the file shrank while we read: valid up to here
+              n += r;
+            }
+            return want;
+          })(),
+        );
+      }
+      const got = Math.min(want, ...(await Promise.all(parts)));
+      return { data: bytes.subarray(0, got), size: st.size };
+    } finally {
+      await rfs.close(handle, path).catch(() => undefined);
+    }
+  }
+
+  async read(i: { sessionId: string; path: string; maxBytes: number }) {
+    const rfs = await this.fs(i.sessionId);
+    const st = await rfs.stat(i.path);
+    const type = entryType(st.mode);
+    if (type !== 'file') throw sftpError('EBADARGS', `Cannot open ${i.path} as text: it is ${type === 'dir' ? 'a folder' : 'not a regular file'}.`, 'not_a_file', { path: i.path });
+    const limit = Math.min(i.maxBytes, SFTP_TEXT_MAX_BYTES);
+    if (st.size > limit) {
+      throw sftpError('EBADARGS', `${i.path} is ${formatSize(st.size)}, more than the ${formatSize(limit)} the editor opens; download it instead.`, 'too_large', {
+        path: i.path,
+        size: st.size,
+        maxBytes: limit,
+      });
+    }
+    // One byte more than allowed tells us whether the file grew past the limit meanwhile.
+    const { data } = await this.readRange(rfs, i.path, 0, limit + 1);
+    if (data.length > limit) {
+      throw sftpError('EBADARGS', `${i.path} is larger than the ${formatSize(limit)} the editor opens; download it instead.`, 'too_large', { path: i.path, maxBytes: limit });
+    }
+    const text = decodeText(data);
+    if (text === null) {
+      throw sftpError('EBADARGS', `${i.path} looks like a binary file (not UTF-8 text), so it cannot be edited here; download it instead.`, 'binary', { path: i.path });
+    }
+    return { path: i.path, text, size: data.length, mtime: new Date(st.mtime * 1000).toISOString(), mode: st.mode & 0o7777 };
+  }
+
+  async readChunk(i: { sessionId: string; path: string; offset: number; length: number }) {
+    const rfs = await this.fs(i.sessionId);
+    const { data, size } = await this.readRange(rfs, i.path, i.offset, i.length);
+    return { data, eof: i.offset + data.length >= size, size };
+  }
+
+  async write(i: {
+    sessionId: string;
+    path: string;
+    text?: string;
+    data?: Uint8Array;
+    expectedMtime?: string;
+    expectedSize?: number;
+    mode?: number | string;
+  }): Promise<SftpEntry> {
+    const rfs = await this.fs(i.sessionId);
+    // Writing through a symlink edits the file it points to, not the link.
+    let target = i.path;
+    let existing = await rfs.lstatOrNull(target);
+    if (existing && entryType(existing.mode) === 'symlink') {
+      target = await rfs.realpath(target);
+      existing = await rfs.lstatOrNull(target);
+    }
+    if (existing && entryType(existing.mode) !== 'file') {
+      throw sftpError('EBADARGS', `Cannot write ${i.path}: it is ${entryType(existing.mode) === 'dir' ? 'a folder' : 'not a regular file'}.`, 'not_a_file', { path: i.path });
+    }
+    const checkUnchanged = async () => {
+      if (i.expectedMtime === undefined && i.expectedSize === undefined) return;
+      const now = await rfs.lstatOrNull(target);
+      const changed =
+        !now ||
+        (i.expectedMtime !== undefined && Math.floor(Date.parse(i.expectedMtime) / 1000) !== now.mtime) ||
+        (i.expectedSize !== undefined && i.expectedSize !== now.size);
+      if (changed) {
+        throw sftpError(
+          'EBADARGS',
+          now
+            ? `${i.path} changed on the server since it was opened (modified ${new Date(now.mtime * 1000).toISOString()}); reload it before saving, or save under another name.`
+            : `${i.path} was deleted on the server since it was opened; save again without the check to recreate it.`,
+          'changed',
+          { path: i.path, mtime: now ? new Date(now.mtime * 1000).toISOString() : null, size: now?.size ?? null },
+        );
+      }
+    };
+    await checkUnchanged();
+
+    const bytes = i.data ?? Buffer.from(i.text ?? '', 'utf8');
+    const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const mode = existing ? existing.mode & 0o7777 : i.mode !== undefined ? parseMode(i.mode) : 0o644;
+    const temp = tempNameFor(target);
+    const handle = await rfs.open(temp, 'wx', { mode }).catch((err: unknown) => {
+      if (err instanceof WraithError && err.code === 'EDENIED') {
+        throw new WraithError('EDENIED', `Cannot save ${i.path}: the folder ${posix.dirname(target)} is not writable, and saving needs a temp file beside it.`, { path: i.path });
+      }
+      throw err;
+    });
+    try {
+      const step = serverChunkLimit(rfs.sftp, 32 * 1024);
+      const writes: Promise<void>[] = [];
+      for (let at = 0; at < buf.length; at += step) writes.push(rfs.write(handle, buf, at, Math.min(step, buf.length - at), at, temp));
+      await Promise.all(writes);
+      await rfs.close(handle, temp);
+      // open() applies the server's umask; an existing file keeps exactly its mode.
+      if (existing || i.mode !== undefined) await rfs.chmod(temp, mode);
+      await checkUnchanged();
+      if (existing) await rfs.replace(temp, target);
+      else await rfs.rename(temp, target);
+    } catch (err) {
+      await rfs.close(handle, temp).catch(() => undefined);
+      await rfs.removeQuietly(temp);
+      throw err;
+    }
+    return this.describe(rfs, i.path);
+  }
+
+  // ---- changes -----------------------------------------------------------------------------
+
+  async mkdir(i: { sessionId: string; path: string; parents: boolean; mode?: number | string }): Promise<SftpEntry> {
+    const rfs = await this.fs(i.sessionId);
+    const mode = i.mode === undefined ? undefined : parseMode(i.mode);
+    if (!i.parents) {
+      const existing = await rfs.lstatOrNull(i.path);
+      if (existing) throw sftpError('EBADARGS', `Cannot create ${i.path}: something with that name already exists.`, 'exists', { path: i.path });
+      await rfs.mkdir(i.path, mode);
+      return this.describe(rfs, i.path);
+    }
+    const absolute = i.path.startsWith('/');
+    const parts = i.path.split('/').filter(Boolean);
+    let at = absolute ? '/' : '';
+    for (const part of parts) {
+      at = at ? posix.join(at, part) : part;
+      const st = await rfs.lstatOrNull(at);
+      if (!st) await rfs.mkdir(at, mode);
+      else if (entryType((await rfs.stat(at)).mode) !== 'dir') {
+        throw sftpError('EBADARGS', `Cannot create ${i.path}: ${at} exists and is not a folder.`, 'not_a_directory', { path: at });
+      }
+    }
+    return this.describe(rfs, i.path);
+  }
+
+  async rename(i: { sessionId: string; from: string; to: string; overwrite: boolean }): Promise<SftpEntry> {
+    const rfs = await this.fs(i.sessionId);
+    await rfs.lstat(i.from);
+    const existing = await rfs.lstatOrNull(i.to);
+    if (existing && !i.overwrite) {
+      throw sftpError('EBADARGS', `Cannot rename ${i.from} to ${i.to}: ${i.to} already exists.`, 'exists', { path: i.to });
+    }
+    if (existing) await rfs.replace(i.from, i.to);
+    else await rfs.rename(i.from, i.to);
+    return this.describe(rfs, i.to);
+  }
+
+  async remove(i: { sessionId: string; path: string; recursive: boolean }): Promise<{ ok: true; removed: number }> {
+    const rfs = await this.fs(i.sessionId);
+    const st = await rfs.lstat(i.path);
+    if (entryType(st.mode) !== 'dir') {
+      await rfs.unlink(i.path);
+      return { ok: true, removed: 1 };
+    }
+    const real = await rfs.realpath(i.path);
+    if (real === '/') throw sftpError('EBADARGS', 'Refusing to delete the root folder /.', 'not_a_file', { path: i.path });
+    if (!i.recursive) {
+      const children = (await rfs.readdir(i.path)).filter((e) => e.filename !== '.' && e.filename !== '..');
+      if (children.length) {
+        throw sftpError('EBADARGS', `Cannot delete ${i.path}: the folder is not empty (${children.length} entries); delete recursively to remove it all.`, 'not_empty', {
+          path: i.path,
+          entries: children.length,
+        });
+      }
+      await rfs.rmdir(i.path);
+      return { ok: true, removed: 1 };
+    }
+    return { ok: true, removed: await rfs.removeTree(i.path) };
+  }
+
+  async chmod(i: { sessionId: string; path: string; mode: number | string }): Promise<SftpEntry> {
+    const rfs = await this.fs(i.sessionId);
+    await rfs.chmod(i.path, parseMode(i.mode));
+    return this.describe(rfs, i.path);
+  }
+
+  // ---- transfers ---------------------------------------------------------------------------
+
+  private async tuningFor(rfs: RemoteFs): Promise<TransferTuning> {
+    return { ...this.tuning, chunkSize: Math.min(this.tuning.chunkSize, serverChunkLimit(rfs.sftp, 32 * 1024)) };
+  }
+
+  private track(t: Transfer, work: () => Promise<void>, cleanup?: () => Promise<void>): void {
+    this.transfers.set(t.id, t);
+    this.startTicker();
+    t.done = (async () => {
+      try {
+        await work();
+        t.finish('done');
+      } catch (err) {
+        t.finish(t.signal.aborted ? 'cancelled' : 'failed', err);
+      } finally {
+        await cleanup?.().catch(() => undefined);
+        this.report(t);
+        this.prune();
+      }
+    })();
+  }
+
+  async upload(i: { sessionId: string; localPath: string; remotePath: string; overwrite: boolean }): Promise<{ transferId: string }> {
+    const rfs = await this.fs(i.sessionId);
+    const tuning = await this.tuningFor(rfs);
+    const t = new Transfer(i.sessionId, 'upload', 'file', i.localPath, i.remotePath);
+    this.track(t, () => runUpload(rfs, t, i.overwrite, tuning));
+    return { transferId: t.id };
+  }
+
+  async download(i: { sessionId: string; remotePath: string; localPath: string; overwrite: boolean }): Promise<{ transferId: string }> {
+    const rfs = await this.fs(i.sessionId);
+    const tuning = await this.tuningFor(rfs);
+    const t = new Transfer(i.sessionId, 'download', 'file', i.localPath, i.remotePath);
+    this.track(t, () => runDownload(rfs, t, i.overwrite, tuning));
+    return { transferId: t.id };
+  }
+
+  /** Stops a transfer; resolves once its temp files are gone. */
+  async cancel(transferId: string): Promise<{ ok: true }> {
+    const t = this.transfers.get(transferId);
+    if (!t) throw new WraithError('ENOTFOUND', `No transfer with id ${transferId}; it may have finished long ago.`);
+    if (t.running) t.controller.abort();
+    await t.done;
+    return { ok: true };
+  }
+
+  listTransfers(sessionId?: string): TransferInfo[] {
+    return [...this.transfers.values()].filter((t) => sessionId === undefined || t.sessionId === sessionId).map((t) => t.info());
+  }
+
+  /** Resolves when the transfer has ended (tests, the CLI). */
+  async wait(transferId: string): Promise<TransferInfo> {
+    const t = this.transfers.get(transferId);
+    if (!t) throw new WraithError('ENOTFOUND', `No transfer with id ${transferId}.`);
+    await t.done;
+    return t.info();
+  }
+
+  // ---- streamed uploads (bytes from the page) ----------------------------------------------
+
+  async uploadBegin(i: { sessionId: string; remotePath: string; size?: number; overwrite: boolean; mode?: number | string }) {
+    const rfs = await this.fs(i.sessionId);
+    const parentDir = posix.dirname(i.remotePath);
+    const parent = await rfs.lstatOrNull(parentDir);
+    if (!parent || entryType(parent.mode) === 'file') {
+      throw sftpError('ENOTFOUND', `Cannot upload to ${i.remotePath}: the folder ${parentDir} does not exist on the server.`, 'not_a_directory', { path: i.remotePath });
+    }
+    const existing = await rfs.lstatOrNull(i.remotePath);
+    if (existing && !i.overwrite) {
+      throw sftpError('EBADARGS', `Cannot upload to ${i.remotePath}: it already exists on the server (pass overwrite to replace it).`, 'exists', { path: i.remotePath });
+    }
+    if (existing && entryType(existing.mode) === 'dir') {
+      throw sftpError('EBADARGS', `Cannot upload a file over the folder ${i.remotePath}.`, 'not_a_file', { path: i.remotePath });
+    }
+    const mode = existing ? existing.mode & 0o7777 : i.mode !== undefined ? parseMode(i.mode) : null;
+    const temp = tempNameFor(i.remotePath);
+    const handle = await rfs.open(temp, 'wx', mode === null ? {} : { mode });
+    const t = new Transfer(i.sessionId, 'upload', 'file', null, i.remotePath);
+    t.totalBytes = i.size ?? null;
+    t.filesTotal = 1;
+    // The transfer's work is the caller's chunks: it ends at uploadEnd, on cancel, idleness or a failed write.
+    let end: () => void = () => {};
+    let fail: (err: unknown) => void = () => {};
+    const finished = new Promise<void>((resolve, reject) => {
+      end = resolve;
+      fail = reject;
+    });
+    const s: StreamUpload = {
+      transfer: t,
+      rfs,
+      handle,
+      temp,
+      mode,
+      replace: existing !== null,
+      received: 0,
+      writes: new Set(),
+      idle: setTimeout(() => t.controller.abort(), this.streamIdleMs),
+      end,
+      fail,
+    };
+    s.idle.unref();
+    this.streams.set(t.id, s);
+    t.signal.addEventListener('abort', () => fail(cancelledError(`Upload of ${i.remotePath}`)), { once: true });
+    this.track(
+      t,
+      () => finished,
+      async () => {
+        clearTimeout(s.idle);
+        this.streams.delete(t.id);
+        await Promise.allSettled([...s.writes]);
+        if (t.state !== 'done') {
+          await rfs.close(handle, temp).catch(() => undefined);
+          await rfs.removeQuietly(temp);
+        }
+      },
+    );
+    return { transferId: t.id, chunkBytes: 1024 * 1024 };
+  }
+
+  private stream(transferId: string): StreamUpload {
+    const s = this.streams.get(transferId);
+    if (s?.transfer.running) return s;
+    const t = this.transfers.get(transferId);
+    if (!t) throw new WraithError('ENOTFOUND', `No streamed upload with id ${transferId}.`);
+    if (t.state === 'cancelled') throw cancelledError(`The upload to ${t.remotePath}`);
+    throw new WraithError('EBADARGS', `The upload to ${t.remotePath} has already ${t.state === 'done' ? 'finished' : 'failed'}.`);
+  }
+
+  async uploadChunk(i: { transferId: string; offset: number; data: Uint8Array }): Promise<{ bytes: number }> {
+    const s = this.stream(i.transferId);
+    if (i.offset !== s.received) {
+      throw sftpError('EBADARGS', `Chunk at offset ${i.offset} arrived, but the upload has ${s.received} bytes; send chunks in order.`, 'bad_offset', {
+        expected: s.received,
+      });
+    }
+    s.received += i.data.byteLength;
+    s.idle.refresh();
+    const buf = Buffer.from(i.data.buffer, i.data.byteOffset, i.data.byteLength);
+    // ssh2 copies the bytes into its packets at once, so the caller's buffer is free on return.
+    const step = serverChunkLimit(s.rfs.sftp, 32 * 1024);
+    const parts: Promise<void>[] = [];
+    for (let at = 0; at < buf.length; at += step) {
+      parts.push(s.rfs.write(s.handle, buf, at, Math.min(step, buf.length - at), i.offset + at, s.temp));
+    }
+    const write = Promise.all(parts).then(() => s.transfer.addBytes(buf.length));
+    s.writes.add(write);
+    try {
+      await write;
+    } catch (err) {
+      s.fail(err);
+      throw err;
+    } finally {
+      s.writes.delete(write);
+    }
+    return { bytes: s.received };
+  }
+
+  async uploadEnd(transferId: string): Promise<SftpEntry> {
+    const s = this.stream(transferId);
+    const t = s.transfer;
+    try {
+      await Promise.all([...s.writes]);
+      if (t.totalBytes !== null && s.received !== t.totalBytes) {
+        throw sftpError('EBADARGS', `The upload to ${t.remotePath} announced ${t.totalBytes} bytes but received ${s.received}.`, 'bad_offset', {
+          expected: t.totalBytes,
+          received: s.received,
+        });
+      }
+      await s.rfs.close(s.handle, s.temp);
+      if (s.mode !== null) await s.rfs.chmod(s.temp, s.mode);
+      if (s.replace) await s.rfs.replace(s.temp, t.remotePath);
+      else await s.rfs.rename(s.temp, t.remotePath);
+    } catch (err) {
+      s.fail(err);
+      await t.done;
+      throw err;
+    }
+    t.totalBytes = s.received;
+    t.filesDone = 1;
+    s.end();
+    await t.done;
+    return this.describe(s.rfs, t.remotePath);
+  }
+
+  // ---- progress ----------------------------------------------------------------------------
+
+  private report(t: Transfer): void {
+    t.reportedBytes = t.bytes;
+    t.reportedAt = Date.now();
+    this.emitProgress(t.progress());
+  }
+
+  private startTicker(): void {
+    if (this.ticker) return;
+    this.ticker = setInterval(() => {
+      let running = 0;
+      const now = Date.now();
+      for (const t of this.transfers.values()) {
+        if (!t.running) continue;
+        running++;
+        // Quiet transfers still report once a second so the speed decays and the UI knows they live.
+        if (t.bytes !== t.reportedBytes || now - t.reportedAt >= 1000) this.report(t);
+      }
+      if (running === 0 && this.ticker) {
+        clearInterval(this.ticker);
+        this.ticker = null;
+      }
+    }, this.progressIntervalMs);
+    this.ticker.unref();
+  }
+
+  private prune(): void {
+    const finished = [...this.transfers.values()].filter((t) => !t.running);
+    for (const t of finished.slice(0, Math.max(0, finished.length - this.keepFinished))) this.transfers.delete(t.id);
+  }
+
+  /** Cancels every transfer and waits until their temp files are gone. */
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    const all = [...this.transfers.values()];
+    for (const t of all) if (t.running) t.controller.abort();
+    await Promise.allSettled(all.map((t) => t.done));
+    if (this.ticker) clearInterval(this.ticker);
+    this.ticker = null;
+  }
+}
+
+function formatSize(n: number): string {
+  if (n >= 1024 * 1024) return `${(n / (1024 * 1024)).toFixed(1)} MB`;
+  if (n >= 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${n} B`;
+}

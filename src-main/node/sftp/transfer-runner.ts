@@ -1,0 +1,213 @@
+import { lstat, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join, posix } from 'node:path';
+import { type CopyOptions, downloadFile, uploadFile } from './file-copy.js';
+import { type RemoteFs, entryType, tempBasename, tempNameFor } from './remote-fs.js';
+import { cancelledError, fromLocalError, sftpError } from './sftp-errors.js';
+import type { Transfer } from './transfer.js';
+import { type Tree, walkLocal, walkRemote } from './tree.js';
+
+export interface TransferTuning {
+  /** Bytes per READ/WRITE request (capped at what the server accepts in one request). */
+  chunkSize: number;
+  /** Requests in flight per file. */
+  concurrency: number;
+  /** Files copied at once in a folder transfer. */
+  fileConcurrency: number;
+}
+
+function localTempFor(path: string): string {
+  return join(dirname(path), tempBasename(basename(path)));
+}
+
+async function localLstatOrNull(path: string) {
+  try {
+    return await lstat(path);
+  } catch (err) {
+    if (err instanceof Error && 'code' in err && err.code === 'ENOENT') return null;
+    throw fromLocalError(err, 'stat', path);
+  }
+}
+
+/** Runs fn over items, n at a time; the first failure stops new work and is rethrown after the rest settle. */
+async function pool<T>(items: readonly T[], n: number, signal: AbortSignal, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failed = false;
+  const worker = async () => {
+    while (!failed && !signal.aborted && next < items.length) {
+      const item = items[next++];
+      if (item === undefined) return;
+      await fn(item).catch((err: unknown) => {
+        failed = true;
+        throw err;
+      });
+    }
+  };
+  const results = await Promise.allSettled(Array.from({ length: Math.max(1, Math.min(n, items.length)) }, worker));
+  if (signal.aborted) throw cancelledError('The transfer');
+  const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failure) throw failure.reason;
+}
+
+function copyOptions(t: Transfer, tuning: TransferTuning): CopyOptions {
+  return {
+    chunkSize: tuning.chunkSize,
+    concurrency: tuning.concurrency,
+    signal: t.signal,
+    onBytes: (n) => t.addBytes(n),
+  };
+}
+
+function setTotals(t: Transfer, tree: Tree): void {
+  t.totalBytes = tree.totalBytes;
+  t.filesTotal = tree.files.length;
+}
+
+// ---- download ----------------------------------------------------------------------------
+
+/** One remote file to `dest` through a temp beside it; the temp is gone whatever happens. */
+async function downloadOne(rfs: RemoteFs, t: Transfer, tuning: TransferTuning, remote: string, dest: string, mode: number, direct: boolean) {
+  const target = direct ? dest : localTempFor(dest);
+  try {
+    await downloadFile(rfs, remote, target, mode, copyOptions(t, tuning));
+    if (!direct) {
+      await rename(target, dest).catch((err: unknown) => {
+        throw fromLocalError(err, 'rename into', dest);
+      });
+    }
+    t.filesDone += 1;
+  } catch (err) {
+    await rm(target, { force: true }).catch(() => undefined);
+    throw err;
+  }
+}
+
+export async function runDownload(rfs: RemoteFs, t: Transfer, overwrite: boolean, tuning: TransferTuning): Promise<void> {
+  const remote = t.remotePath;
+  const dest = t.localPath ?? '';
+  const st = await rfs.stat(remote);
+  const type = entryType(st.mode);
+  if (type !== 'file' && type !== 'dir') {
+    throw sftpError('EBADARGS', `Cannot download ${remote}: it is neither a file nor a folder.`, 'not_a_file', { path: remote });
+  }
+  const parent = await localLstatOrNull(dirname(dest));
+  if (!parent?.isDirectory()) {
+    throw sftpError('ENOTFOUND', `Cannot download to ${dest}: the local folder ${dirname(dest)} does not exist.`, 'not_a_directory', { path: dest });
+  }
+  const existing = await localLstatOrNull(dest);
+  if (existing && !overwrite) {
+    throw sftpError('EBADARGS', `Cannot download to ${dest}: it already exists (pass overwrite to replace it).`, 'exists', { path: dest });
+  }
+
+  if (type === 'file') {
+    if (existing?.isDirectory()) {
+      throw sftpError('EBADARGS', `Cannot download the file ${remote} over the local folder ${dest}.`, 'not_a_file', { path: dest });
+    }
+    t.totalBytes = st.size;
+    t.filesTotal = 1;
+    await downloadOne(rfs, t, tuning, remote, dest, st.mode & 0o777, false);
+    return;
+  }
+
+  if (existing && !existing.isDirectory()) {
+    throw sftpError('EBADARGS', `Cannot download the folder ${remote} over the local file ${dest}.`, 'not_a_directory', { path: dest });
+  }
+  t.kind = 'folder';
+  const tree = await walkRemote(rfs, remote, t.signal);
+  setTotals(t, tree);
+  // A new folder is built under a temp name and renamed at the end; into an existing one
+  // (overwrite) each file goes through its own temp.
+  const staging = existing ? null : localTempFor(dest);
+  const root = staging ?? dest;
+  try {
+    await mkdir(root, { recursive: true, mode: st.mode & 0o777 });
+    for (const rel of tree.dirs) await mkdir(join(root, ...rel.split('/')), { recursive: true });
+    await pool(tree.files, tuning.fileConcurrency, t.signal, (f) =>
+      downloadOne(rfs, t, tuning, posix.join(remote, f.rel), join(root, ...f.rel.split('/')), f.mode & 0o777, staging !== null),
+    );
+    if (staging) {
+      await rename(staging, dest).catch((err: unknown) => {
+        throw fromLocalError(err, 'rename into', dest);
+      });
+    }
+  } catch (err) {
+    if (staging) await rm(staging, { recursive: true, force: true }).catch(() => undefined);
+    throw err;
+  }
+}
+
+// ---- upload ------------------------------------------------------------------------------
+
+async function uploadOne(rfs: RemoteFs, t: Transfer, tuning: TransferTuning, local: string, dest: string, mode: number, direct: boolean, replace: boolean) {
+  const target = direct ? dest : tempNameFor(dest);
+  try {
+    await uploadFile(rfs, local, target, mode, copyOptions(t, tuning));
+    if (!direct) {
+      if (replace) await rfs.replace(target, dest);
+      else await rfs.rename(target, dest);
+    }
+    t.filesDone += 1;
+  } catch (err) {
+    await rfs.removeQuietly(target);
+    throw err;
+  }
+}
+
+export async function runUpload(rfs: RemoteFs, t: Transfer, overwrite: boolean, tuning: TransferTuning): Promise<void> {
+  const local = t.localPath ?? '';
+  const dest = t.remotePath;
+  const st = await stat(local).catch((err: unknown) => {
+    throw fromLocalError(err, 'read', local);
+  });
+  if (!st.isFile() && !st.isDirectory()) {
+    throw sftpError('EBADARGS', `Cannot upload ${local}: it is neither a file nor a folder.`, 'not_a_file', { path: local });
+  }
+  const parentDir = posix.dirname(dest);
+  const parent = await rfs.lstatOrNull(parentDir);
+  if (!parent || entryType(parent.mode) === 'file') {
+    throw sftpError('ENOTFOUND', `Cannot upload to ${dest}: the folder ${parentDir} does not exist on the server.`, 'not_a_directory', { path: dest });
+  }
+  const existing = await rfs.lstatOrNull(dest);
+  if (existing && !overwrite) {
+    throw sftpError('EBADARGS', `Cannot upload to ${dest}: it already exists on the server (pass overwrite to replace it).`, 'exists', { path: dest });
+  }
+  const existingType = existing ? entryType(existing.mode) : null;
+
+  if (st.isFile()) {
+    if (existingType === 'dir') {
+      throw sftpError('EBADARGS', `Cannot upload the file ${local} over the folder ${dest}.`, 'not_a_file', { path: dest });
+    }
+    t.totalBytes = st.size;
+    t.filesTotal = 1;
+    // Replacing a file keeps its permissions; a new one takes the local file's.
+    const mode = existing && existingType === 'file' ? existing.mode : st.mode;
+    await uploadOne(rfs, t, tuning, local, dest, mode & 0o777, false, existing !== null);
+    return;
+  }
+
+  if (existing && existingType !== 'dir') {
+    throw sftpError('EBADARGS', `Cannot upload the folder ${local} over ${dest}, which is not a folder.`, 'not_a_directory', { path: dest });
+  }
+  t.kind = 'folder';
+  const tree = await walkLocal(local, t.signal);
+  setTotals(t, tree);
+  const staging = existing ? null : tempNameFor(dest);
+  const root = staging ?? dest;
+  try {
+    if (staging) await rfs.mkdir(staging, st.mode & 0o777);
+    // Parents come before children in the walk, so one pass creates them in order.
+    for (const rel of tree.dirs) {
+      if (t.signal.aborted) throw cancelledError('The transfer');
+      const dir = posix.join(root, rel);
+      if (staging || !(await rfs.lstatOrNull(dir))) await rfs.mkdir(dir);
+    }
+    await pool(tree.files, tuning.fileConcurrency, t.signal, async (f) => {
+      const remoteFile = posix.join(root, f.rel);
+      const replace = staging === null && (await rfs.lstatOrNull(remoteFile)) !== null;
+      await uploadOne(rfs, t, tuning, join(local, ...f.rel.split('/')), remoteFile, f.mode & 0o777, staging !== null, replace);
+    });
+    if (staging) await rfs.rename(staging, dest);
+  } catch (err) {
+    if (staging) await rfs.removeQuietly(staging);
+    throw err;
+  }
+}

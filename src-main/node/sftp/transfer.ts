@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import type { TransferInfo, TransferProgress } from '../../common/contract/sftp.js';
+import { toSerializedError } from '../../common/errors.js';
+
+type Direction = TransferProgress['direction'];
+type State = TransferProgress['state'];
+
+/** How far back the speed looks: long enough to smooth bursts, short enough to follow changes. */
+const SPEED_WINDOW_MS = 3000;
+
+/**
+ * One upload or download: its counters, its abort switch and its speed meter. The service
+ * owns the work; this object is what `sftp.transfers` lists and `transfer.progress` reports.
+ */
+export class Transfer {
+  readonly id = randomUUID();
+  readonly controller = new AbortController();
+  readonly startedAt = new Date();
+  endedAt: Date | null = null;
+  bytes = 0;
+  totalBytes: number | null = null;
+  filesDone = 0;
+  filesTotal: number | null = null;
+  state: State = 'running';
+  error: { code: string; message: string } | null = null;
+  /** Settles when the work and its cleanup are over (never rejects). */
+  done: Promise<void> = Promise.resolve();
+  /** Bytes at the last progress event, to skip events when nothing moved. */
+  reportedBytes = -1;
+  reportedAt = 0;
+  private readonly samples: { t: number; bytes: number }[] = [];
+
+  constructor(
+    readonly sessionId: string,
+    readonly direction: Direction,
+    /** Set to 'folder' once the source turns out to be one. */
+    public kind: 'file' | 'folder',
+    readonly localPath: string | null,
+    readonly remotePath: string,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get running(): boolean {
+    return this.state === 'running';
+  }
+
+  addBytes(n: number): void {
+    this.bytes += n;
+  }
+
+  /** Ends the transfer once; later calls (a cancel racing a failure) change nothing. */
+  finish(state: Exclude<State, 'running'>, err?: unknown): void {
+    if (!this.running) return;
+    this.state = state;
+    this.endedAt = new Date();
+    if (state === 'failed' && err !== undefined) {
+      const e = toSerializedError(err);
+      this.error = { code: e.code, message: e.message };
+    } else if (state === 'cancelled') {
+      this.error = { code: 'ECANCELLED', message: 'The transfer was cancelled.' };
+    }
+  }
+
+  private bytesPerSecond(now: number): number {
+    this.samples.push({ t: now, bytes: this.bytes });
+    while (this.samples.length > 2 && (this.samples[0]?.t ?? now) < now - SPEED_WINDOW_MS) this.samples.shift();
+    const first = this.samples[0];
+    if (!first || now - first.t < 50) {
+      const elapsed = (now - this.startedAt.getTime()) / 1000;
+      return elapsed > 0 ? this.bytes / elapsed : 0;
+    }
+    return (this.bytes - first.bytes) / ((now - first.t) / 1000);
+  }
+
+  progress(now = Date.now()): TransferProgress {
+    const bps = this.running ? this.bytesPerSecond(now) : this.averageSpeed();
+    const left = this.totalBytes === null ? null : Math.max(0, this.totalBytes - this.bytes);
+    return {
+      transferId: this.id,
+      sessionId: this.sessionId,
+      direction: this.direction,
+      bytes: this.bytes,
+      totalBytes: this.totalBytes,
+      bytesPerSecond: bps,
+      etaSeconds: !this.running ? 0 : left === null || bps <= 0 ? null : left / bps,
+      filesDone: this.filesDone,
+      filesTotal: this.filesTotal,
+      state: this.state,
+      error: this.error,
+    };
+  }
+
+  private averageSpeed(): number {
+    const ms = (this.endedAt ?? new Date()).getTime() - this.startedAt.getTime();
+    return ms > 0 ? this.bytes / (ms / 1000) : 0;
+  }
+
+  info(): TransferInfo {
+    return {
+      ...this.progress(),
+      localPath: this.localPath,
+      remotePath: this.remotePath,
+      kind: this.kind,
+      startedAt: this.startedAt.toISOString(),
+      endedAt: this.endedAt?.toISOString() ?? null,
+    };
+  }
+}

@@ -1,0 +1,59 @@
+import { WraithError } from '../../common/errors.js';
+
+export interface HopLabel {
+  name: string;
+  host: string;
+  port: number;
+  username: string;
+}
+
+/** "web01 (deploy@10.0.0.5:22)" */
+export function label(hop: HopLabel): string {
+  return `${hop.name} (${hop.username ? hop.username + '@' : ''}${hop.host}:${hop.port})`;
+}
+
+/**
+ * Turns what ssh2 or the socket reported into a stable code and a message a person can act on.
+ * Never includes secrets: ssh2 errors do not carry them and we add none.
+ */
+export function mapConnectError(err: unknown, hop: HopLabel): WraithError {
+  if (err instanceof WraithError) return err;
+  const e = err instanceof Error ? err : new Error(String(err));
+  const code = stringProp(e, 'code');
+  const level = stringProp(e, 'level');
+  const where = `${hop.host}:${hop.port}`;
+  if (level === 'client-authentication') {
+    return new WraithError(
+      'EAUTH',
+      `${label(hop)} refused the login. Check the user name and the password, key or agent this connection uses.`,
+      { host: hop.host, port: hop.port },
+    );
+  }
+  if (level === 'client-timeout' || /timed out/i.test(e.message)) {
+    return new WraithError('ETIMEOUT', `${where} did not answer in time (${hop.name}). Is the host up and the port right?`, {
+      host: hop.host,
+      port: hop.port,
+    });
+  }
+  switch (code) {
+    case 'ECONNREFUSED':
+      return new WraithError('EIO', `${where} refused the connection (${hop.name}): no SSH server listens on that port.`, { host: hop.host, port: hop.port });
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new WraithError('EIO', `Cannot find the host "${hop.host}" (${hop.name}): the name does not resolve.`, { host: hop.host, port: hop.port });
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return new WraithError('EIO', `${where} is unreachable from here (${hop.name}).`, { host: hop.host, port: hop.port });
+    case 'ETIMEDOUT':
+      return new WraithError('ETIMEOUT', `${where} did not answer in time (${hop.name}).`, { host: hop.host, port: hop.port });
+    case 'ECONNRESET':
+      return new WraithError('EIO', `${where} closed the connection during login (${hop.name}).`, { host: hop.host, port: hop.port });
+    default:
+      return new WraithError('EIO', `SSH to ${label(hop)} failed: ${e.message || 'unknown error'}.`, { host: hop.host, port: hop.port });
+  }
+}
+
+function stringProp(o: object, key: string): string {
+  const v: unknown = Reflect.get(o, key);
+  return typeof v === 'string' ? v : '';
+}

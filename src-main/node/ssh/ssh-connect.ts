@@ -1,0 +1,293 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import type { Duplex } from 'node:stream';
+import ssh2, { type AnyAuthMethod, type AuthHandlerMiddleware, Client, type Prompt } from 'ssh2';
+import { WraithError } from '../../common/errors.js';
+import type { ResolvedConnection } from '../connections/connections-service.js';
+import { type HostKeyStore, sshFingerprint } from '../hostkeys/host-key-store.js';
+import type { EventBus } from '../router.js';
+import { type HopLabel, label, mapConnectError } from './errors.js';
+
+// ssh2 is CommonJS: Node's ESM loader cannot see `utils` as a named export.
+const { utils } = ssh2;
+
+export const MAX_JUMP_HOPS = 8;
+
+export interface ConnectDeps {
+  hostKeys: HostKeyStore;
+  bus: EventBus;
+  prompts: PromptBroker;
+  keepaliveIntervalMs: (conn: ResolvedConnection) => number;
+  readyTimeoutMs: number;
+}
+
+/** The algorithm name at the start of an SSH public key blob ("ssh-ed25519", "rsa-sha2-…" keys say "ssh-rsa"). */
+export function keyTypeOf(blob: Buffer): string {
+  if (blob.length < 4) return 'unknown';
+  const len = blob.readUInt32BE(0);
+  if (len <= 0 || len > 64 || 4 + len > blob.length) return 'unknown';
+  return blob.subarray(4, 4 + len).toString('ascii');
+}
+
+interface PendingPrompt {
+  resolve: (answers: string[] | null) => void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * Keyboard-interactive prompts waiting for the user: `ssh.prompt` goes out, `ssh.answer` comes
+ * back. A prompt nobody answers within the timeout fails the login with ETIMEOUT.
+ */
+export class PromptBroker {
+  private readonly pending = new Map<string, PendingPrompt>();
+
+  constructor(
+    private readonly bus: EventBus,
+    private readonly timeoutMs: number,
+  ) {}
+
+  ask(connectionId: string, name: string, instructions: string, prompts: Prompt[]): Promise<string[] | null | 'timeout'> {
+    const promptId = randomUUID();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(promptId);
+        resolve('timeout');
+      }, this.timeoutMs);
+      this.pending.set(promptId, {
+        resolve: (a) => {
+          clearTimeout(timer);
+          this.pending.delete(promptId);
+          resolve(a);
+        },
+        timer,
+      });
+      this.bus.emit('ssh.prompt', {
+        promptId,
+        connectionId,
+        name,
+        instructions,
+        prompts: prompts.map((p) => ({ prompt: p.prompt, echo: p.echo ?? false })),
+      });
+    });
+  }
+
+  answer(promptId: string, answers: string[] | null): void {
+    const p = this.pending.get(promptId);
+    if (!p) throw new WraithError('ENOTFOUND', 'That login prompt is no longer waiting (it was answered, cancelled or timed out).');
+    p.resolve(answers);
+  }
+
+  /** Cancels every waiting prompt (shutdown). */
+  cancelAll(): void {
+    for (const p of [...this.pending.values()]) p.resolve(null);
+  }
+}
+
+function hopOf(conn: ResolvedConnection): HopLabel {
+  return { name: conn.name, host: conn.host, port: conn.port, username: conn.username };
+}
+
+function expandHome(path: string): string {
+  return path === '~' || path.startsWith('~/') ? homedir() + path.slice(1) : path;
+}
+
+/** The private key and passphrase for key auth, checked locally so a wrong passphrase says so. */
+function loadKey(conn: ResolvedConnection): { key: Buffer; passphrase?: string } {
+  let key: Buffer;
+  if (conn.privateKey) key = Buffer.from(conn.privateKey, 'utf8');
+  else if (conn.keyPath) {
+    try {
+      key = readFileSync(expandHome(conn.keyPath));
+    } catch (err) {
+      throw new WraithError('ENOTFOUND', `Cannot read the private key file ${conn.keyPath} for ${conn.name}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  } else {
+    throw new WraithError('EAUTH', `${conn.name} uses key authentication but has no private key: add one, or a key file path.`);
+  }
+  const parsed = utils.parseKey(key, conn.passphrase ?? undefined);
+  if (parsed instanceof Error) {
+    if (/no passphrase/i.test(parsed.message)) {
+      throw new WraithError('EAUTH', `The private key of ${conn.name} is encrypted: save its passphrase in the connection.`);
+    }
+    if (/passphrase|decrypt/i.test(parsed.message)) {
+      throw new WraithError('EAUTH', `The passphrase saved for ${conn.name}'s private key is wrong.`);
+    }
+    throw new WraithError('EAUTH', `The private key of ${conn.name} cannot be read: ${parsed.message}.`);
+  }
+  return conn.passphrase ? { key, passphrase: conn.passphrase } : { key };
+}
+
+/**
+ * Connects one hop (optionally over `sock`, a forwarded channel of the previous hop): host key
+ * checked against the store in ssh2's hostVerifier, which runs during key exchange — before the
+ * userauth service is even requested, so no credential can leave on an unknown or changed key.
+ */
+export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: Duplex, signal?: AbortSignal): Promise<Client> {
+  const hop = hopOf(conn);
+  // Fail fast on what we can tell locally.
+  const auth = authMethods(deps, conn);
+  return new Promise<Client>((resolve, reject) => {
+    const client = new Client();
+    let failure: WraithError | null = null;
+    let settled = false;
+    const finish = (err: WraithError | null) => {
+      if (settled) return;
+      settled = true;
+      signal?.removeEventListener('abort', onAbort);
+      client.removeListener('ready', onReady);
+      if (err) {
+        client.removeAllListeners('close');
+        client.on('error', () => {});
+        client.destroy();
+        reject(err);
+      } else {
+        resolve(client);
+      }
+    };
+    const onReady = () => finish(null);
+    const onAbort = () => finish(new WraithError('ECANCELLED', `Connecting to ${conn.name} was cancelled.`));
+    signal?.addEventListener('abort', onAbort, { once: true });
+    client.once('ready', onReady);
+    client.on('error', (err) => finish(failure ?? mapConnectError(err, hop)));
+    client.once('close', () => finish(failure ?? new WraithError('EIO', `${label(hop)} closed the connection during login.`)));
+
+    const kiPrompt = (name: string, instructions: string, _lang: string, prompts: Prompt[], done: (a: string[]) => void) => {
+      if (prompts.length === 0) return done([]);
+      // With password auth, PAM's single hidden "Password:" prompt gets the saved password, once.
+      if (conn.authMethod === 'password' && conn.password !== null && !passwordUsedForKi && prompts.length === 1 && !prompts[0]?.echo) {
+        passwordUsedForKi = true;
+        return done([conn.password]);
+      }
+      void deps.prompts.ask(conn.id, name, instructions, prompts).then((answers) => {
+        if (answers === 'timeout') {
+          failure = new WraithError('ETIMEOUT', `Nobody answered the login prompt of ${conn.name} in time; connect again to retry.`);
+          client.end();
+        } else if (answers === null) {
+          failure = new WraithError('EAUTH', `The login to ${conn.name} was cancelled.`);
+          client.end();
+        } else {
+          done(prompts.map((_, i) => answers[i] ?? ''));
+        }
+      });
+    };
+    let passwordUsedForKi = false;
+    const methods: AnyAuthMethod[] = auth.map((a) =>
+      a.type === 'keyboard-interactive' ? { type: 'keyboard-interactive', username: conn.username, prompt: kiPrompt } : a,
+    );
+    let next = 0;
+    let passwordTried = false;
+    // Asks with "none" first (as OpenSSH) to learn what the server accepts, then tries only
+    // those; keyboard-interactive stands in for password auth only where password is not offered.
+    const authHandler: AuthHandlerMiddleware = (authsLeft, _partial, cb) => {
+      if (authsLeft === null || authsLeft === undefined) return cb({ type: 'none', username: conn.username });
+      while (next < methods.length) {
+        const m = methods[next++] as AnyAuthMethod;
+        const wire = m.type === 'agent' ? 'publickey' : m.type;
+        if (!authsLeft.includes(wire)) continue;
+        if (m.type === 'keyboard-interactive' && passwordTried) continue;
+        if (m.type === 'password') passwordTried = true;
+        return cb(m);
+      }
+      // `false` means "no more methods" (ssh2's documented contract; @types/ssh2 omits it).
+      Reflect.apply(cb, undefined, [false]);
+    };
+
+    const keepalive = deps.keepaliveIntervalMs(conn);
+    client.connect({
+      host: conn.host,
+      port: conn.port,
+      username: conn.username,
+      ...(sock ? { sock } : {}),
+      readyTimeout: deps.readyTimeoutMs,
+      keepaliveInterval: keepalive,
+      keepaliveCountMax: 3,
+      hostVerifier: (key: Buffer) => {
+        const keyType = keyTypeOf(key);
+        const fingerprint = sshFingerprint(key);
+        const verdict = deps.hostKeys.check('ssh', conn.host, conn.port, keyType, fingerprint);
+        if (verdict.status === 'trusted') return true;
+        const details = { host: conn.host, port: conn.port, keyType, fingerprint, connectionId: conn.id, connectionName: conn.name };
+        failure =
+          verdict.status === 'unknown'
+            ? new WraithError(
+                'EHOSTKEY_UNKNOWN',
+                `The host key of ${conn.host}:${conn.port} (${conn.name}) is not known yet. Check its fingerprint ${fingerprint} (${keyType}) and trust it to connect.`,
+                details,
+              )
+            : new WraithError(
+                'EHOSTKEY_CHANGED',
+                `Host key for ${conn.host}:${conn.port} (${conn.name}) changed — possible man-in-the-middle; nothing was sent. ` +
+                  `Known: ${verdict.knownFingerprint}, now offered: ${fingerprint}. If the server was really reinstalled, forget the old key and trust the new one.`,
+                { ...details, knownFingerprint: verdict.knownFingerprint, knownKeyType: verdict.knownKeyType },
+              );
+        return false;
+      },
+      authHandler,
+    });
+  });
+}
+
+type AuthSpec = AnyAuthMethod;
+
+function authMethods(deps: ConnectDeps, conn: ResolvedConnection): AuthSpec[] {
+  const username = conn.username;
+  if (!username) throw new WraithError('EBADARGS', `${conn.name} has no user name; set one in the connection.`);
+  switch (conn.authMethod) {
+    case 'password':
+      if (conn.password === null) throw new WraithError('EAUTH', `No password is saved for ${conn.name}; add it to the connection.`);
+      // Many servers (PAM) offer only keyboard-interactive: answer its password prompt too.
+      return [
+        { type: 'password', username, password: conn.password },
+        { type: 'keyboard-interactive', username, prompt: () => {} },
+      ];
+    case 'key':
+      return [{ type: 'publickey', username, ...loadKey(conn) }];
+    case 'agent': {
+      const agent = process.env.SSH_AUTH_SOCK;
+      if (!agent) throw new WraithError('EAUTH', `${conn.name} uses the SSH agent, but no agent is running here (SSH_AUTH_SOCK is not set).`);
+      return [{ type: 'agent', username, agent }];
+    }
+    case 'keyboard-interactive':
+      return [{ type: 'keyboard-interactive', username, prompt: () => {} }];
+  }
+  void deps;
+}
+
+/** Opens a direct-tcpip channel through `via` to the next hop. */
+export function forwardTo(via: Client, viaConn: ResolvedConnection, next: ResolvedConnection): Promise<Duplex> {
+  return new Promise((resolve, reject) => {
+    via.forwardOut('127.0.0.1', 0, next.host, next.port, (err, stream) => {
+      if (err) {
+        reject(
+          new WraithError('EIO', `Jump host ${viaConn.name} could not reach ${next.host}:${next.port} (${next.name}): ${err.message}.`, {
+            host: next.host,
+            port: next.port,
+          }),
+        );
+      } else resolve(stream);
+    });
+  });
+}
+
+/**
+ * Connects through the jump chain: `chain[0]` is the target, `chain[1]` its jump host, and so on.
+ * Returns the clients from the outermost hop to the target; on failure closes what it opened.
+ */
+export async function connectChain(deps: ConnectDeps, chain: ResolvedConnection[], signal?: AbortSignal): Promise<Client[]> {
+  const order = [...chain].reverse();
+  const clients: Client[] = [];
+  try {
+    let prev: { client: Client; conn: ResolvedConnection } | null = null;
+    for (const conn of order) {
+      const sock: Duplex | undefined = prev ? await forwardTo(prev.client, prev.conn, conn) : undefined;
+      const client = await connectHop(deps, conn, sock, signal);
+      clients.push(client);
+      prev = { client, conn };
+    }
+    return clients;
+  } catch (err) {
+    for (const c of clients.reverse()) c.destroy();
+    throw err;
+  }
+}

@@ -1,0 +1,429 @@
+import { randomUUID } from 'node:crypto';
+import { StringDecoder } from 'node:string_decoder';
+import type { Client, ClientChannel, SFTPWrapper } from 'ssh2';
+import { OK } from '../../common/contract/define.js';
+import type { SessionInfo } from '../../common/contract/sessions.js';
+import { WraithError } from '../../common/errors.js';
+import type { ConnectionsService, ResolvedConnection } from '../connections/connections-service.js';
+import type { HostKeyStore } from '../hostkeys/host-key-store.js';
+import type { EventBus, Router } from '../router.js';
+import type { SessionRegistry } from '../sessions/session-registry.js';
+import type { FlowControlOptions, TerminalCwd } from '../terminal/terminal-session.js';
+import { TerminalSession } from '../terminal/terminal-session.js';
+import type { TerminalService } from '../terminal/terminal-service.js';
+import { type ConnectDeps, MAX_JUMP_HOPS, PromptBroker, connectChain } from './ssh-connect.js';
+
+export interface SshServiceDeps {
+  bus: EventBus;
+  sessions: SessionRegistry;
+  terminals: TerminalService;
+  connections: ConnectionsService;
+  hostKeys: HostKeyStore;
+  ringBufferBytes: () => number;
+  keepaliveIntervalMs: () => number;
+  flow?: Partial<FlowControlOptions>;
+  /** How long a keyboard-interactive prompt waits for `ssh.answer`. */
+  promptTimeoutMs?: number;
+  readyTimeoutMs?: number;
+}
+
+export interface ExecResult {
+  rc: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  durationMs: number;
+  truncated: boolean;
+  timedOut: boolean;
+}
+
+/** The env var that marks a session's shell, so `terminal.cwd` can find it in /proc over exec. */
+const SESSION_ENV = 'LC_WRAITH_SESSION';
+
+/**
+ * One SSH shell: the client chain (jump hosts first), the shell channel, and the terminal state
+ * (ring buffer, flow control) that survives reconnects.
+ */
+export class SshSession extends TerminalSession {
+  state: SessionInfo['state'] = 'connecting';
+  reason: string | null = null;
+  private clients: Client[] = [];
+  private channel: ClientChannel | null = null;
+  private sftpChannel: Promise<SFTPWrapper> | null = null;
+  /** Bumped on every (re)connect, so late events of an old connection are ignored. */
+  private generation = 0;
+  private readonly createdAt = new Date().toISOString();
+
+  constructor(
+    id: string,
+    bus: EventBus,
+    readonly connectionId: string,
+    public title: string,
+    private readonly service: SshService,
+    opts: { cols: number; rows: number; ringBufferBytes: number; flow?: Partial<FlowControlOptions> },
+  ) {
+    super(id, bus, opts);
+  }
+
+  info(): SessionInfo {
+    return {
+      id: this.id,
+      kind: 'ssh',
+      title: this.title,
+      connectionId: this.connectionId,
+      state: this.state,
+      reason: this.reason,
+      createdAt: this.createdAt,
+    };
+  }
+
+  isClosed(): boolean {
+    return this.state === 'closed';
+  }
+
+  /** The connected target client; ESESSIONCLOSED while disconnected. */
+  client(): Client {
+    const c = this.clients[this.clients.length - 1];
+    if (this.state !== 'open' || !c) {
+      throw new WraithError('ESESSIONCLOSED', `${this.title} is ${this.state === 'closed' ? 'closed' : 'not connected'}${this.reason ? ': ' + this.reason : ''}`);
+    }
+    return c;
+  }
+
+  /** One SFTP channel per connection, opened on first use and reopened after a reconnect. */
+  sftp(): Promise<SFTPWrapper> {
+    const client = this.client();
+    if (!this.sftpChannel) {
+      const gen = this.generation;
+      const p = new Promise<SFTPWrapper>((resolve, reject) => {
+        client.sftp((err, sftp) => {
+          if (err) return reject(new WraithError('EIO', `${this.title} refused an SFTP channel: ${err.message}`));
+          sftp.once('close', () => {
+            if (this.generation === gen && this.sftpChannel === p) this.sftpChannel = null;
+          });
+          resolve(sftp);
+        });
+      });
+      this.sftpChannel = p;
+      p.catch(() => {
+        if (this.sftpChannel === p) this.sftpChannel = null;
+      });
+    }
+    return this.sftpChannel;
+  }
+
+  async connect(chain: ResolvedConnection[], deps: ConnectDeps, signal?: AbortSignal): Promise<void> {
+    const gen = ++this.generation;
+    this.state = 'connecting';
+    this.reason = null;
+    const clients = await connectChain(deps, chain, signal);
+    if (gen !== this.generation || this.isClosed()) {
+      for (const c of clients.reverse()) c.destroy();
+      throw new WraithError('ECANCELLED', `${this.title} was closed while connecting.`);
+    }
+    const target = clients[clients.length - 1];
+    if (!target) throw new WraithError('EIO', 'No connection was made.');
+    let channel: ClientChannel;
+    try {
+      channel = await new Promise<ClientChannel>((resolve, reject) => {
+        target.shell(
+          { term: 'xterm-256color', cols: this.cols, rows: this.rows },
+          { env: { [SESSION_ENV]: this.id } },
+          (err, ch) => (err ? reject(new WraithError('EIO', `${this.title} refused to open a shell: ${err.message}`)) : resolve(ch)),
+        );
+      });
+    } catch (err) {
+      for (const c of clients.reverse()) c.destroy();
+      throw err;
+    }
+    this.clients = clients;
+    this.channel = channel;
+    this.wire(gen, clients, channel);
+    this.attachSource({
+      write: (d) => channel.write(d),
+      resize: (cols, rows) => channel.setWindow(rows, cols, 0, 0),
+      pause: () => {
+        channel.pause();
+        channel.stderr.pause();
+      },
+      resume: () => {
+        channel.resume();
+        channel.stderr.resume();
+      },
+    });
+    this.state = 'open';
+  }
+
+  private wire(gen: number, clients: Client[], channel: ClientChannel): void {
+    let exit: { code: number | null; signal: string | null } | null = null;
+    let lastError: string | null = null;
+    channel.on('data', (d: Buffer) => this.output(d));
+    channel.stderr.on('data', (d: Buffer) => this.output(d));
+    channel.on('exit', (code: number | null, signal?: string) => {
+      exit = { code: typeof code === 'number' ? code : null, signal: signal ?? null };
+    });
+    channel.on('close', () => {
+      if (exit) this.ended(gen, exit.code, exit.signal, exit.signal ? `The shell was ended by SIG${exit.signal}.` : `The shell exited with code ${exit.code}.`);
+      else this.ended(gen, null, null, `Connection to ${this.title} lost${lastError ? ': ' + lastError : ''}.`);
+    });
+    for (const c of clients) {
+      c.on('error', (err: Error) => {
+        lastError = /keepalive/i.test(err.message) ? 'the server stopped answering keepalives' : err.message;
+      });
+      c.on('close', () => this.ended(gen, null, null, `Connection to ${this.title} lost${lastError ? ': ' + lastError : ''}.`));
+    }
+  }
+
+  /** The shell or the connection ended: keep the session (and scrollback) as `disconnected`. */
+  private ended(gen: number, code: number | null, signal: string | null, reason: string): void {
+    if (gen !== this.generation || this.state !== 'open') return;
+    this.teardown();
+    this.state = 'disconnected';
+    this.reason = reason;
+    this.emitExit(code, signal, reason);
+    this.service.changed(this.id);
+  }
+
+  private teardown(): void {
+    this.detachSource();
+    this.generation++;
+    this.channel?.destroy();
+    this.channel = null;
+    this.sftpChannel = null;
+    for (const c of this.clients.reverse()) c.destroy();
+    this.clients = [];
+  }
+
+  async cwd(): Promise<TerminalCwd> {
+    if (this.osc7.cwd) return { cwd: this.osc7.cwd, source: 'osc7' };
+    if (this.state !== 'open') return { cwd: null, source: 'unknown' };
+    // `pwd` on a new exec channel would print the home directory, not the shell's cwd. On Linux
+    // the shell can be found in /proc by the variable we set on its channel; the root of the
+    // process tree carrying it is the shell.
+    const script = [
+      `m=""; for d in /proc/[0-9]*; do grep -qxz '${SESSION_ENV}=${this.id}' "$d/environ" 2>/dev/null && m="$m \${d#/proc/}"; done`,
+      `for p in $m; do pp=$(sed 's/.*) //' /proc/$p/stat | cut -d' ' -f2); case " $m " in *" $pp "*) ;; *) readlink /proc/$p/cwd && exit 0;; esac; done`,
+      'exit 1',
+    ].join('\n');
+    try {
+      const r = await this.service.execOn(this, script, 5000, 8192);
+      const cwd = r.stdout.trim();
+      if (r.rc === 0 && cwd.startsWith('/')) return { cwd, source: 'exec' };
+    } catch {
+      // Not Linux, no /proc, or exec refused: we do not know.
+    }
+    return { cwd: null, source: 'unknown' };
+  }
+
+  async close(): Promise<void> {
+    if (this.state === 'closed') return;
+    const wasOpen = this.state === 'open';
+    this.state = 'closed';
+    this.reason = 'Closed.';
+    this.teardown();
+    if (wasOpen) this.emitExit(null, null, 'Closed.');
+    this.disposeTerminal();
+    this.service.removed(this.id);
+  }
+}
+
+/**
+ * SSH sessions over ssh2: `ssh.open`, `ssh.reconnect`, `ssh.exec`, `ssh.answer`. Terminal I/O
+ * goes through TerminalService. For SFTP: `getClient(sessionId)` and `sftp(sessionId)`.
+ */
+export class SshService {
+  readonly prompts: PromptBroker;
+  private readonly connectDeps: ConnectDeps;
+
+  constructor(private readonly deps: SshServiceDeps) {
+    this.prompts = new PromptBroker(deps.bus, deps.promptTimeoutMs ?? 120_000);
+    this.connectDeps = {
+      hostKeys: deps.hostKeys,
+      bus: deps.bus,
+      prompts: this.prompts,
+      keepaliveIntervalMs: (conn) => conn.sshOptions.keepaliveIntervalMs ?? deps.keepaliveIntervalMs(),
+      readyTimeoutMs: deps.readyTimeoutMs ?? 20_000,
+    };
+  }
+
+  /** The target hop first, then its jump host, and so on. */
+  resolveChain(connectionId: string): ResolvedConnection[] {
+    const chain: ResolvedConnection[] = [];
+    for (let id: string | null = connectionId; id !== null; ) {
+      if (chain.length > MAX_JUMP_HOPS) throw new WraithError('EBADARGS', `The jump host chain of ${chain[0]?.name ?? id} is longer than ${MAX_JUMP_HOPS} hops.`);
+      const conn = this.deps.connections.resolve(id);
+      if (conn.kind !== 'ssh') throw new WraithError('EBADARGS', `${conn.name} is not an SSH connection.`);
+      if (chain.some((c) => c.id === conn.id)) throw new WraithError('EBADARGS', `The jump host chain of ${chain[0]?.name ?? conn.name} loops.`);
+      chain.push(conn);
+      id = conn.jumpHostId;
+    }
+    return chain;
+  }
+
+  async open(input: { connectionId: string; cols: number; rows: number }, signal?: AbortSignal): Promise<{ sessionId: string }> {
+    const chain = this.resolveChain(input.connectionId);
+    const target = chain[0] as ResolvedConnection;
+    const session = new SshSession(randomUUID(), this.deps.bus, target.id, target.name, this, {
+      cols: input.cols,
+      rows: input.rows,
+      ringBufferBytes: this.deps.ringBufferBytes(),
+      flow: this.deps.flow,
+    });
+    // Registered only once connected: a failed open leaves nothing behind.
+    await session.connect(chain, this.connectDeps, signal);
+    this.deps.terminals.add(session);
+    this.deps.sessions.add(session);
+    return { sessionId: session.id };
+  }
+
+  async reconnect(sessionId: string, signal?: AbortSignal): Promise<void> {
+    const session = this.session(sessionId);
+    if (session.state === 'open') return;
+    if (session.state === 'connecting') throw new WraithError('EBADARGS', `${session.title} is already connecting.`);
+    const chain = this.resolveChain(session.connectionId);
+    session.title = chain[0]?.name ?? session.title;
+    session.state = 'connecting';
+    this.changed(sessionId);
+    try {
+      await session.connect(chain, this.connectDeps, signal);
+    } catch (err) {
+      if (!session.isClosed()) {
+        session.state = 'disconnected';
+        session.reason = err instanceof Error ? err.message : String(err);
+        this.changed(sessionId);
+      }
+      throw err;
+    }
+    this.changed(sessionId);
+  }
+
+  session(id: string): SshSession {
+    const s = this.deps.terminals.get(id);
+    if (!(s instanceof SshSession)) throw new WraithError('EBADARGS', `Session ${id} is not an SSH session.`);
+    return s;
+  }
+
+  /** For SFTP and tunnels: the session's connected ssh2 Client (ESESSIONCLOSED if disconnected). */
+  getClient(sessionId: string): Client {
+    return this.session(sessionId).client();
+  }
+
+  /** For SFTP: the session's SFTP channel, opened once per connection and cached. */
+  sftp(sessionId: string): Promise<SFTPWrapper> {
+    return this.session(sessionId).sftp();
+  }
+
+  exec(input: { sessionId: string; command: string; timeoutMs: number; maxBytes: number }): Promise<ExecResult> {
+    return this.execOn(this.session(input.sessionId), input.command, input.timeoutMs, input.maxBytes);
+  }
+
+  /**
+   * Runs a command on its own exec channel. stdout and stderr are each capped at maxBytes: past
+   * the cap the command is stopped (signal KILL, channel closed) and the result marked truncated.
+   * On timeout the same happens and timedOut is set.
+   */
+  execOn(session: SshSession, command: string, timeoutMs: number, maxBytes: number): Promise<ExecResult> {
+    const client = session.client();
+    const started = performance.now();
+    return new Promise<ExecResult>((resolve, reject) => {
+      client.exec(command, (err, ch) => {
+        if (err) return reject(new WraithError('EIO', `${session.title} refused to run the command: ${err.message}`));
+        const out = { stdout: new Capped(maxBytes), stderr: new Capped(maxBytes) };
+        let rc: number | null = null;
+        let sig: string | null = null;
+        let timedOut = false;
+        let done = false;
+        const stop = () => {
+          try {
+            ch.signal('KILL');
+          } catch {
+            // the channel may already be closing
+          }
+          ch.close();
+        };
+        const finish = () => {
+          if (done) return;
+          done = true;
+          clearTimeout(timer);
+          resolve({
+            rc,
+            signal: sig,
+            stdout: out.stdout.text(),
+            stderr: out.stderr.text(),
+            durationMs: Math.round((performance.now() - started) * 10) / 10,
+            truncated: out.stdout.truncated || out.stderr.truncated,
+            timedOut,
+          });
+        };
+        const timer = setTimeout(() => {
+          timedOut = true;
+          stop();
+          // Do not wait for the server to confirm: the caller asked for a bound.
+          finish();
+        }, timeoutMs);
+        ch.on('data', (d: Buffer) => {
+          if (!out.stdout.add(d)) stop();
+        });
+        ch.stderr.on('data', (d: Buffer) => {
+          if (!out.stderr.add(d)) stop();
+        });
+        ch.on('exit', (code: number | null, signal?: string) => {
+          if (typeof code === 'number') rc = code;
+          if (signal) sig = signal;
+        });
+        ch.on('close', finish);
+      });
+    });
+  }
+
+  changed(id: string): void {
+    this.deps.sessions.changed(id);
+  }
+
+  removed(id: string): void {
+    this.deps.terminals.remove(id);
+    this.deps.sessions.changed(id);
+  }
+
+  dispose(): void {
+    this.prompts.cancelAll();
+  }
+
+  register(router: Router): void {
+    router.handle('ssh.open', (i, ctx) => this.open(i, ctx.signal));
+    router.handle('ssh.reconnect', async (i, ctx) => (await this.reconnect(i.sessionId, ctx.signal), OK));
+    router.handle('ssh.exec', (i) => this.exec(i));
+    router.handle('ssh.answer', (i) => (this.prompts.answer(i.promptId, i.answers), OK));
+  }
+}
+
+/** Collects up to `max` bytes of a stream and decodes them as UTF-8 without splitting a character. */
+class Capped {
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  truncated = false;
+
+  constructor(private readonly max: number) {}
+
+  /** False once the cap is reached. */
+  add(d: Buffer): boolean {
+    if (this.truncated) return false;
+    const room = this.max - this.size;
+    if (d.length > room) {
+      this.chunks.push(d.subarray(0, room));
+      this.size += room;
+      this.truncated = true;
+      return false;
+    }
+    this.chunks.push(d);
+    this.size += d.length;
+    return true;
+  }
+
+  text(): string {
+    const dec = new StringDecoder('utf8');
+    // end() without the incomplete tail: a character cut by the cap is dropped, not mangled.
+    const s = dec.write(Buffer.concat(this.chunks, this.size));
+    return this.truncated ? s : s + dec.end();
+  }
+}

@@ -1,0 +1,213 @@
+import type { SessionInfo } from '../../common/contract/sessions.js';
+import { WraithError } from '../../common/errors.js';
+import type { EventBus } from '../router.js';
+import type { SessionHandle } from '../sessions/session-registry.js';
+import { Osc7Tracker } from './osc7.js';
+import { DEFAULT_RING_BUFFER_BYTES, type RingRead, TerminalRingBuffer } from './ring-buffer.js';
+
+/** Where a terminal's bytes come from and go to: an SSH shell channel or a local PTY. */
+export interface TerminalSource {
+  write(data: Buffer): void;
+  resize(cols: number, rows: number): void;
+  /** Stop producing output (back pressure reaches the remote program). */
+  pause(): void;
+  resume(): void;
+}
+
+export interface FlowControlOptions {
+  /** Unacknowledged bytes above which the source is paused. */
+  highWatermark: number;
+  /** Unacknowledged bytes below which a paused source resumes. */
+  lowWatermark: number;
+  /** A terminal.data event carries up to this many bytes; smaller reads are coalesced. */
+  batchBytes: number;
+  /**
+   * A source paused this long without any ack is resumed and flow control disarmed: the view
+   * that was acking has gone (tab closed, renderer crashed). The next ack re-arms it.
+   */
+  stallMs: number;
+}
+
+export const DEFAULT_FLOW: FlowControlOptions = {
+  highWatermark: 512 * 1024,
+  lowWatermark: 128 * 1024,
+  batchBytes: 64 * 1024,
+  stallMs: 30_000,
+};
+
+export interface TerminalCwd {
+  cwd: string | null;
+  source: 'osc7' | 'exec' | 'proc' | 'unknown';
+}
+
+export interface TerminalSessionOptions {
+  ringBufferBytes?: number;
+  cols: number;
+  rows: number;
+  flow?: Partial<FlowControlOptions>;
+}
+
+/**
+ * What SSH shells and local PTYs share: the output ring buffer, OSC 7 tracking, batching of
+ * output into `terminal.data` events, and credit flow control.
+ *
+ * Flow control. Every emitted byte is a credit the view owes back through `terminal.ack`. Above
+ * the high watermark of unacknowledged bytes the source is paused (ssh2 stops widening the
+ * channel window, node-pty stops reading the master), below the low watermark it resumes.
+ * Only views ack; the CLI and the XO read the ring buffer and never do. So flow control is
+ * *armed by the first ack* (a view sends `terminal.ack {bytes: 0}` when it attaches) and, while
+ * unarmed, output runs at full speed with memory bounded by the ring buffer alone. A view that
+ * goes away without saying so cannot stall the session for ever: after `stallMs` paused without
+ * any ack, flow control disarms and the source resumes.
+ */
+export abstract class TerminalSession implements SessionHandle {
+  readonly ring: TerminalRingBuffer;
+  readonly osc7 = new Osc7Tracker();
+  cols: number;
+  rows: number;
+  protected source: TerminalSource | null = null;
+  private readonly flowOpts: FlowControlOptions;
+  private unacked = 0;
+  private armed = false;
+  private paused = false;
+  private stallTimer: NodeJS.Timeout | null = null;
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private pendingSeq = 0;
+  private flushScheduled: NodeJS.Immediate | null = null;
+
+  protected constructor(
+    readonly id: string,
+    protected readonly bus: EventBus,
+    opts: TerminalSessionOptions,
+  ) {
+    this.ring = new TerminalRingBuffer(opts.ringBufferBytes ?? DEFAULT_RING_BUFFER_BYTES);
+    this.cols = opts.cols;
+    this.rows = opts.rows;
+    this.flowOpts = { ...DEFAULT_FLOW, ...opts.flow };
+  }
+
+  abstract info(): SessionInfo;
+  abstract close(): Promise<void>;
+  abstract cwd(): Promise<TerminalCwd>;
+
+  /** True while a source is attached and producing output. */
+  get live(): boolean {
+    return this.source !== null;
+  }
+
+  /** For tests, benchmarks and diagnostics. */
+  get flow(): { unacked: number; armed: boolean; paused: boolean } {
+    return { unacked: this.unacked, armed: this.armed, paused: this.paused };
+  }
+
+  write(data: Uint8Array | string): void {
+    if (!this.source) throw new WraithError('ESESSIONCLOSED', `${this.info().title} is not connected; reconnect it first.`);
+    this.source.write(typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+  }
+
+  resize(cols: number, rows: number): void {
+    this.cols = cols;
+    this.rows = rows;
+    this.source?.resize(cols, rows);
+  }
+
+  read(sinceSeq: number | undefined, maxBytes: number, stripAnsi: boolean): RingRead & { closed: boolean } {
+    return { ...this.ring.read(sinceSeq, maxBytes, { stripAnsi }), closed: !this.live };
+  }
+
+  ack(bytes: number): void {
+    if (!this.armed) {
+      // The first ack of a view: what was emitted before it attached is not owed.
+      this.armed = true;
+      this.unacked = 0;
+    }
+    this.unacked = Math.max(0, this.unacked - bytes);
+    if (this.paused) {
+      this.armStallTimer();
+      if (this.unacked < this.flowOpts.lowWatermark) this.setPaused(false);
+    }
+  }
+
+  /** Subclasses attach the source once it produces output (and on reconnect/relaunch). */
+  protected attachSource(source: TerminalSource): void {
+    this.source = source;
+    this.paused = false;
+    this.unacked = 0;
+  }
+
+  /** Subclasses detach when the source ended; pending output is flushed first. */
+  protected detachSource(): void {
+    this.flush();
+    this.source = null;
+    this.paused = false;
+    this.clearStallTimer();
+  }
+
+  /** Subclasses call this with every chunk the source produced. */
+  protected output(data: Buffer): void {
+    if (data.length === 0) return;
+    const seq = this.ring.write(data);
+    this.osc7.feed(data);
+    if (this.pendingBytes === 0) this.pendingSeq = seq;
+    this.pending.push(data);
+    this.pendingBytes += data.length;
+    if (this.pendingBytes >= this.flowOpts.batchBytes) this.flush();
+    else this.flushScheduled ??= setImmediate(() => this.flush());
+  }
+
+  protected emitExit(code: number | null, signal: string | null, reason: string | null): void {
+    this.flush();
+    this.bus.emit('terminal.exit', { sessionId: this.id, code, signal, reason });
+  }
+
+  /** Stops timers; call from close(). */
+  protected disposeTerminal(): void {
+    this.flush();
+    this.clearStallTimer();
+  }
+
+  private flush(): void {
+    if (this.flushScheduled) {
+      clearImmediate(this.flushScheduled);
+      this.flushScheduled = null;
+    }
+    if (this.pendingBytes === 0) return;
+    // Always a fresh buffer: sources hand out slices of pooled memory that must not travel.
+    const data = Buffer.concat(this.pending, this.pendingBytes);
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.unacked += data.length;
+    this.bus.emit('terminal.data', { sessionId: this.id, seq: this.pendingSeq, data });
+    if (this.armed && !this.paused && this.unacked > this.flowOpts.highWatermark) this.setPaused(true);
+  }
+
+  private setPaused(paused: boolean): void {
+    if (this.paused === paused) return;
+    this.paused = paused;
+    if (paused) {
+      this.source?.pause();
+      this.armStallTimer();
+    } else {
+      this.clearStallTimer();
+      this.source?.resume();
+    }
+  }
+
+  private armStallTimer(): void {
+    this.clearStallTimer();
+    this.stallTimer = setTimeout(() => {
+      this.stallTimer = null;
+      // Nobody acked for stallMs: the view is gone. Run free until a view acks again.
+      this.armed = false;
+      this.unacked = 0;
+      this.setPaused(false);
+    }, this.flowOpts.stallMs);
+    this.stallTimer.unref();
+  }
+
+  private clearStallTimer(): void {
+    if (this.stallTimer) clearTimeout(this.stallTimer);
+    this.stallTimer = null;
+  }
+}

@@ -1,0 +1,298 @@
+import { FitAddon } from '@xterm/addon-fit';
+import { SearchAddon } from '@xterm/addon-search';
+import { Unicode11Addon } from '@xterm/addon-unicode11';
+import { WebLinksAddon } from '@xterm/addon-web-links';
+import { WebglAddon } from '@xterm/addon-webgl';
+import { Terminal } from '@xterm/xterm';
+import { type MaybeRefOrGetter, onBeforeUnmount, onMounted, ref, toValue, watch } from 'vue';
+import type { TerminalBackend } from '../../stores/sessions.js';
+import { useSettingsStore } from '../../stores/settings.js';
+import { useHost } from '../../transport/index.js';
+import { openExternal } from './external-links.js';
+import { terminalHub } from './terminal-hub.js';
+import { registerTerminal } from './terminal-inspect.js';
+
+export interface UseTerminalOptions {
+  /** Show the session's recent output (terminal.read) before live data: a tab re-opened after a reload. */
+  reattach?: MaybeRefOrGetter<boolean>;
+  /** Asks the user before a multi-line paste; resolves true to paste. */
+  confirmPaste?: (text: string) => Promise<boolean>;
+  /** The first measurement after mount: the size to open the session with. */
+  onReady?: (cols: number, rows: number) => void;
+}
+
+const THEME = {
+  background: '#0f1218',
+  foreground: '#d7dce5',
+  cursor: '#8ab4ff',
+  cursorAccent: '#0f1218',
+  selectionBackground: '#2f4a7a',
+  black: '#1b1f27', red: '#f0717a', green: '#8fd694', yellow: '#e8c872', blue: '#7aa7ff', magenta: '#c79bf2', cyan: '#6fd3e0', white: '#d7dce5',
+  brightBlack: '#5b6475', brightRed: '#ff8f96', brightGreen: '#a8e6ad', brightYellow: '#f2d88f', brightBlue: '#9cc0ff', brightMagenta: '#d9b6ff', brightCyan: '#92e6f0', brightWhite: '#ffffff',
+};
+
+const MULTILINE = /\r|\n/;
+
+/**
+ * One xterm.js terminal bound to a session's bytes. SSH and local PTYs differ only in EOL
+ * handling: a PTY's line discipline already turns LF into CRLF, SSH output may carry bare LF
+ * (seed 001). The xterm instance and its addons live here, never in reactive state.
+ */
+export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend: TerminalBackend, options: UseTerminalOptions = {}) {
+  const host = useHost();
+  const hub = terminalHub(host);
+  const settings = useSettingsStore();
+
+  /** Bind to the element the terminal renders into. */
+  const el = ref<HTMLElement | null>(null);
+  const searchOpen = ref(false);
+  const renderer = ref<'webgl' | 'dom'>('dom');
+  const size = ref({ cols: 80, rows: 24 });
+
+  let term: Terminal | null = null;
+  let fit: FitAddon | null = null;
+  let search: SearchAddon | null = null;
+  let observer: ResizeObserver | null = null;
+  let frame = 0;
+  let attached: string | null = null;
+  let detach: (() => void)[] = [];
+  const disposers: (() => void)[] = [];
+
+  function send(data: string | Uint8Array<ArrayBuffer>): void {
+    if (attached) host.call('terminal.write', { sessionId: attached, data }).catch(() => undefined);
+  }
+
+  function attach(id: string): void {
+    const t = term;
+    if (!t) return;
+    attached = id;
+    let live = true;
+    // While recent output is fetched, live chunks wait so nothing is shown twice or out of order.
+    let backlog: { data: Uint8Array; seq: number; acked: boolean }[] | null = toValue(options.reattach) ? [] : null;
+    let shownUpTo = 0;
+
+    const show = (data: Uint8Array, seq: number, acked: boolean) => {
+      let bytes = data;
+      if (seq < shownUpTo) bytes = data.subarray(Math.min(data.byteLength, shownUpTo - seq));
+      const credit = acked ? 0 : data.byteLength;
+      if (bytes.byteLength === 0) {
+        hub.ack(id, credit);
+        return;
+      }
+      // Credit goes back only once xterm has parsed the bytes: that is what bounds memory.
+      t.write(bytes, () => hub.ack(id, credit));
+    };
+
+    const release = hub.claim(id, (data, seq, acked) => {
+      if (backlog) backlog.push({ data, seq, acked });
+      else show(data, seq, acked);
+    });
+    const unregister = registerTerminal(id, t);
+    detach = [release, unregister, () => (live = false)];
+
+    if (backlog) {
+      host
+        .call('terminal.read', { sessionId: id, maxBytes: 256 * 1024 })
+        .then((r) => {
+          if (!live) return;
+          if (r.dropped > 0 || r.seq > 0) t.write('\x1b[2m[earlier output not kept]\x1b[0m\r\n');
+          t.write(r.text);
+          shownUpTo = r.nextSeq;
+        })
+        .catch(() => undefined)
+        .finally(() => {
+          const queued = backlog ?? [];
+          backlog = null;
+          if (live) for (const c of queued) show(c.data, c.seq, c.acked);
+        });
+    }
+    host.call('terminal.resize', { sessionId: id, cols: t.cols, rows: t.rows }).catch(() => undefined);
+  }
+
+  function detachSession(): void {
+    for (const d of detach) d();
+    detach = [];
+    attached = null;
+  }
+
+  function refit(): void {
+    cancelAnimationFrame(frame);
+    frame = requestAnimationFrame(() => {
+      if (!term || !fit || !el.value || el.value.offsetParent === null) return;
+      fit.fit();
+    });
+  }
+
+  function zoom(step: 1 | -1 | 0): void {
+    const current = settings.values['terminal.fontSize'];
+    const next = step === 0 ? settings.defaults['terminal.fontSize'] : Math.max(6, Math.min(48, current + step));
+    if (next !== current) void settings.set({ 'terminal.fontSize': next });
+  }
+
+  async function copySelection(): Promise<void> {
+    const text = term?.getSelection();
+    if (text) await navigator.clipboard?.writeText(text).catch(() => undefined);
+  }
+
+  async function paste(text: string): Promise<void> {
+    if (!term || !text) return;
+    if (MULTILINE.test(text.replace(/[\r\n]+$/, '')) && settings.values['terminal.confirmMultilinePaste'] && options.confirmPaste) {
+      const ok = await options.confirmPaste(text);
+      term?.focus();
+      if (!ok) return;
+    }
+    // xterm wraps it in ESC[200~ … ESC[201~ when the program asked for bracketed paste.
+    term?.paste(text);
+  }
+
+  function keyHandler(ev: KeyboardEvent): boolean {
+    if (ev.type !== 'keydown') return true;
+    const ctrl = ev.ctrlKey || ev.metaKey;
+    const key = ev.key.toLowerCase();
+    if (ctrl && ev.shiftKey && key === 'f') {
+      ev.preventDefault();
+      searchOpen.value = true;
+      return false;
+    }
+    if (ctrl && ev.shiftKey && key === 'c') {
+      ev.preventDefault();
+      void copySelection();
+      return false;
+    }
+    if (ctrl && ev.shiftKey && key === 'v') return false; // the browser's paste event follows
+    if (ctrl && !ev.altKey && (key === '=' || key === '+')) {
+      ev.preventDefault();
+      zoom(1);
+      return false;
+    }
+    if (ctrl && !ev.altKey && !ev.shiftKey && (key === '-' || key === '_')) {
+      ev.preventDefault();
+      zoom(-1);
+      return false;
+    }
+    if (ctrl && !ev.altKey && !ev.shiftKey && key === '0') {
+      ev.preventDefault();
+      zoom(0);
+      return false;
+    }
+    return true;
+  }
+
+  onMounted(() => {
+    const container = el.value;
+    if (!container) return;
+    const s = settings.values;
+    const t = new Terminal({
+      convertEol: backend === 'ssh',
+      scrollback: s['terminal.scrollback'],
+      fontSize: s['terminal.fontSize'],
+      fontFamily: s['terminal.fontFamily'],
+      theme: THEME,
+      cursorBlink: true,
+      allowProposedApi: true, // unicode11 uses the proposed unicode API
+      macOptionIsMeta: true,
+    });
+    term = t;
+    fit = new FitAddon();
+    search = new SearchAddon();
+    t.loadAddon(fit);
+    t.loadAddon(search);
+    t.loadAddon(new WebLinksAddon((_ev, uri) => openExternal(uri)));
+    const unicode = new Unicode11Addon();
+    t.loadAddon(unicode);
+    t.unicode.activeVersion = '11';
+    t.open(container);
+    try {
+      const webgl = new WebglAddon();
+      webgl.onContextLoss(() => {
+        // The GPU went away (driver reset, too many contexts): the DOM renderer takes over.
+        webgl.dispose();
+        renderer.value = 'dom';
+      });
+      t.loadAddon(webgl);
+      renderer.value = 'webgl';
+    } catch {
+      renderer.value = 'dom';
+    }
+    t.attachCustomKeyEventHandler(keyHandler);
+
+    const subscriptions = [
+      t.onData((d) => send(d)),
+      // Mouse reports in X10 mode are raw bytes, not UTF-8 text.
+      t.onBinary((d) => send(Uint8Array.from(d, (c) => c.charCodeAt(0) & 0xff))),
+      t.onResize(({ cols, rows }) => {
+        size.value = { cols, rows };
+        if (attached) host.call('terminal.resize', { sessionId: attached, cols, rows }).catch(() => undefined);
+      }),
+      t.onSelectionChange(() => {
+        if (settings.values['terminal.copyOnSelect'] && t.hasSelection()) void copySelection();
+      }),
+    ];
+    disposers.push(() => subscriptions.forEach((sub) => sub.dispose()));
+
+    const onPaste = (ev: ClipboardEvent) => {
+      ev.preventDefault();
+      ev.stopImmediatePropagation();
+      void paste(ev.clipboardData?.getData('text/plain') ?? '');
+    };
+    container.addEventListener('paste', onPaste, { capture: true });
+    disposers.push(() => container.removeEventListener('paste', onPaste, { capture: true }));
+
+    observer = new ResizeObserver(refit);
+    observer.observe(container);
+    if (container.offsetParent !== null) fit.fit();
+    size.value = { cols: t.cols, rows: t.rows };
+    options.onReady?.(t.cols, t.rows);
+
+    const id = toValue(sessionId);
+    if (id) attach(id);
+  });
+
+  watch(
+    () => toValue(sessionId),
+    (id) => {
+      if (!term || id === attached) return;
+      detachSession();
+      if (id) attach(id);
+    },
+  );
+
+  watch(
+    () => [settings.values['terminal.fontSize'], settings.values['terminal.fontFamily'], settings.values['terminal.scrollback']] as const,
+    ([fontSize, fontFamily, scrollback]) => {
+      if (!term) return;
+      term.options.fontSize = fontSize;
+      term.options.fontFamily = fontFamily;
+      term.options.scrollback = scrollback;
+      refit();
+    },
+  );
+
+  onBeforeUnmount(() => {
+    cancelAnimationFrame(frame);
+    observer?.disconnect();
+    detachSession();
+    for (const d of disposers) d();
+    term?.dispose();
+    term = null;
+  });
+
+  return {
+    el,
+    searchOpen,
+    renderer,
+    size,
+    focus: () => term?.focus(),
+    refit,
+    /** Writes a local notice (not from the session), dimmed. */
+    notice: (text: string) => term?.write(`\r\n\x1b[2m${text}\x1b[0m\r\n`),
+    findNext: (q: string) => search?.findNext(q, { incremental: false }) ?? false,
+    findPrevious: (q: string) => search?.findPrevious(q) ?? false,
+    closeSearch: () => {
+      search?.clearDecorations();
+      searchOpen.value = false;
+      term?.focus();
+    },
+    measure: () => ({ cols: term?.cols ?? 80, rows: term?.rows ?? 24 }),
+  };
+}

@@ -1,0 +1,109 @@
+import { defineStore } from 'pinia';
+import { computed, ref } from 'vue';
+import type { Connection, Group } from '@common/contract/connections.js';
+import type { Input, Output } from '@common/contract/index.js';
+import { useHost } from '../transport/index.js';
+import { useVaultStore } from './vault.js';
+
+export type ConnectionDraft = Input<'connections.create'>;
+export type ConnectionPatch = Input<'connections.update'>['patch'];
+export type ConnectionSecretsInput = NonNullable<Input<'connections.create'>['secrets']>;
+export type ImportResult = Output<'connections.importSshConfig'>;
+
+function hasSecrets(s: ConnectionSecretsInput | undefined): boolean {
+  return !!s && Object.values(s).some((v) => v !== undefined);
+}
+
+/** Saved connections and groups (the tree), with the filter the tree shows. */
+export const useConnectionsStore = defineStore('connections', () => {
+  const host = useHost();
+  const vault = useVaultStore();
+  const connections = ref<Connection[]>([]);
+  const groups = ref<Group[]>([]);
+  const tags = ref<string[]>([]);
+  const query = ref('');
+  const tag = ref<string | null>(null);
+  const loaded = ref(false);
+
+  async function load(): Promise<void> {
+    const r = await host.call('connections.list');
+    connections.value = r.connections;
+    groups.value = r.groups;
+    tags.value = r.tags;
+    loaded.value = true;
+  }
+
+  /** Connections the filter lets through (name, host, user, tags; and the chosen tag). */
+  const visible = computed(() => {
+    const q = query.value.trim().toLowerCase();
+    return connections.value.filter((c) => {
+      if (tag.value && !c.tags.includes(tag.value)) return false;
+      if (!q) return true;
+      return [c.name, c.host, c.username, ...c.tags].some((f) => f.toLowerCase().includes(q));
+    });
+  });
+
+  const byId = computed(() => new Map(connections.value.map((c) => [c.id, c])));
+
+  async function create(draft: ConnectionDraft): Promise<Connection> {
+    const save = () => host.call('connections.create', draft);
+    const c = hasSecrets(draft.secrets) ? await vault.withUnlocked(`Store the secrets of ${draft.name}`, save) : await save();
+    await load();
+    return c;
+  }
+
+  async function update(id: string, patch: ConnectionPatch, secrets?: ConnectionSecretsInput): Promise<Connection> {
+    const save = () => host.call('connections.update', { id, patch, ...(secrets ? { secrets } : {}) });
+    const c = hasSecrets(secrets) ? await vault.withUnlocked('Store the changed secrets', save) : await save();
+    await load();
+    return c;
+  }
+
+  async function duplicate(id: string): Promise<Connection> {
+    const c = await host.call('connections.duplicate', { id });
+    await load();
+    return c;
+  }
+
+  async function remove(id: string): Promise<void> {
+    await host.call('connections.delete', { id });
+    await load();
+  }
+
+  async function move(id: string, groupId: string | null): Promise<void> {
+    await host.call('connections.update', { id, patch: { groupId } });
+    await load();
+  }
+
+  async function createGroup(name: string, parentId: string | null = null): Promise<Group> {
+    const g = await host.call('connections.groups.create', { name, parentId });
+    await load();
+    return g;
+  }
+
+  async function renameGroup(id: string, name: string): Promise<void> {
+    await host.call('connections.groups.update', { id, name });
+    await load();
+  }
+
+  async function moveGroup(id: string, parentId: string | null): Promise<void> {
+    await host.call('connections.groups.update', { id, parentId });
+    await load();
+  }
+
+  async function removeGroup(id: string): Promise<void> {
+    await host.call('connections.groups.delete', { id });
+    await load();
+  }
+
+  async function importSshConfig(source: { text: string } | { path?: string }, groupId: string | null = null): Promise<ImportResult> {
+    const r = await host.call('connections.importSshConfig', { ...source, groupId });
+    await load();
+    return r;
+  }
+
+  return {
+    connections, groups, tags, query, tag, loaded, visible, byId,
+    load, create, update, duplicate, remove, move, createGroup, renameGroup, moveGroup, removeGroup, importSshConfig,
+  };
+});

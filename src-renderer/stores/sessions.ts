@@ -1,0 +1,270 @@
+import { defineStore } from 'pinia';
+import { computed, ref } from 'vue';
+import type { EventPayload } from '@common/contract/index.js';
+import type { SessionInfo } from '@common/contract/sessions.js';
+import { asWraithError } from '../composables/errors.js';
+import { useHost } from '../transport/index.js';
+import { useVaultStore } from './vault.js';
+
+export type TerminalBackend = 'ssh' | 'pty';
+
+/**
+ * starting: opening; hostkey-unknown / hostkey-changed: waiting for the user's decision;
+ * failed: could not open (problem says why); open; disconnected: SSH dropped (Reconnect keeps the
+ * scrollback); ended: the shell exited or the session was closed.
+ */
+export type TabPhase = 'starting' | 'hostkey-unknown' | 'hostkey-changed' | 'failed' | 'open' | 'disconnected' | 'ended';
+
+export interface Problem {
+  code: string;
+  message: string;
+  details: Record<string, unknown>;
+}
+
+/** A terminal the UI shows: an SSH tab, a local shell tab, or the local shell panel. */
+export interface TerminalTab {
+  key: string;
+  kind: TerminalBackend;
+  title: string;
+  connectionId: string | null;
+  shell: string | null;
+  sessionId: string | null;
+  phase: TabPhase;
+  problem: Problem | null;
+  /** The session was already running when this page loaded: show its recent output first. */
+  reattach: boolean;
+}
+
+export type SshPrompt = EventPayload<'ssh.prompt'>;
+
+let nextKey = 1;
+
+function newTab(kind: TerminalBackend, title: string, extra: Partial<TerminalTab> = {}): TerminalTab {
+  return { key: `tab-${nextKey++}`, kind, title, connectionId: null, shell: null, sessionId: null, phase: 'starting', problem: null, reattach: false, ...extra };
+}
+
+function exitReason(p: EventPayload<'terminal.exit'>): string {
+  if (p.reason) return p.reason;
+  if (p.signal) return `Ended by signal ${p.signal}.`;
+  if (p.code !== null) return `Exited with code ${p.code}.`;
+  return 'Session ended.';
+}
+
+/** Open sessions (from the host) and the terminal tabs the window shows. */
+export const useSessionsStore = defineStore('sessions', () => {
+  const host = useHost();
+  const vault = useVaultStore();
+  const infos = ref<Record<string, SessionInfo>>({});
+  const tabs = ref<TerminalTab[]>([]);
+  const activeKey = ref<string | null>(null);
+  /** The local shell of the bottom panel (Ctrl+Shift+G); not a tab. */
+  const panelShell = ref<TerminalTab | null>(null);
+  const prompts = ref<SshPrompt[]>([]);
+
+  const activeTab = computed(() => tabs.value.find((t) => t.key === activeKey.value) ?? null);
+  const openCount = computed(() => Object.values(infos.value).filter((s) => s.state !== 'closed').length);
+
+  function allTerminals(): TerminalTab[] {
+    return panelShell.value ? [...tabs.value, panelShell.value] : tabs.value;
+  }
+
+  function bySession(sessionId: string): TerminalTab | undefined {
+    return allTerminals().find((t) => t.sessionId === sessionId);
+  }
+
+  function applyInfo(info: SessionInfo): void {
+    if (info.state === 'closed') {
+      const { [info.id]: _gone, ...rest } = infos.value;
+      infos.value = rest;
+    } else {
+      infos.value = { ...infos.value, [info.id]: info };
+    }
+    const tab = bySession(info.id);
+    if (!tab) return;
+    if (info.state === 'open') {
+      tab.phase = 'open';
+      tab.problem = null;
+    } else if (info.state === 'disconnected') {
+      // A local shell that exited cannot reconnect: it ended, and may be relaunched.
+      tab.phase = tab.kind === 'pty' ? 'ended' : 'disconnected';
+      tab.problem = { code: 'ESESSIONCLOSED', message: info.reason ?? (tab.kind === 'pty' ? 'The shell exited.' : 'The connection dropped.'), details: {} };
+    } else if (info.state === 'closed' && tab.phase !== 'ended') {
+      tab.phase = 'ended';
+      tab.problem = { code: 'ESESSIONCLOSED', message: info.reason ?? 'Session ended.', details: {} };
+    }
+  }
+
+  host.on('session.changed', applyInfo);
+  // SSH sessions report through session.changed (disconnected: Reconnect); a local shell's exit ends it.
+  host.on('terminal.exit', (p) => {
+    const tab = bySession(p.sessionId);
+    if (!tab || tab.kind !== 'pty') return;
+    tab.phase = 'ended';
+    tab.problem = { code: 'ESESSIONCLOSED', message: exitReason(p), details: {} };
+  });
+  host.on('ssh.prompt', (p) => {
+    prompts.value = [...prompts.value, p];
+  });
+
+  /** Loads the host's sessions; running terminals this page does not show yet become tabs. */
+  async function load(): Promise<void> {
+    const list = await host.call('sessions.list');
+    infos.value = Object.fromEntries(list.map((s) => [s.id, s]));
+    for (const tab of allTerminals()) {
+      if (tab.sessionId && !infos.value[tab.sessionId] && tab.phase !== 'ended') {
+        tab.phase = 'ended';
+        tab.problem = { code: 'ESESSIONCLOSED', message: 'The host no longer has this session (it may have restarted).', details: {} };
+      }
+    }
+    for (const s of list) {
+      if ((s.kind === 'ssh' || s.kind === 'pty') && s.state !== 'closed' && !bySession(s.id)) {
+        tabs.value.push(
+          newTab(s.kind, s.title, { sessionId: s.id, connectionId: s.connectionId, reattach: true, phase: s.state === 'disconnected' ? 'disconnected' : 'open' }),
+        );
+      }
+    }
+    if (!activeKey.value && tabs.value[0]) activeKey.value = tabs.value[0].key;
+  }
+
+  function find(key: string): TerminalTab | undefined {
+    return allTerminals().find((t) => t.key === key);
+  }
+
+  function openSsh(connectionId: string, title: string): TerminalTab {
+    const tab = newTab('ssh', title, { connectionId });
+    tabs.value.push(tab);
+    activeKey.value = tab.key;
+    return tab;
+  }
+
+  function openShellTab(shell: string, title: string): TerminalTab {
+    const tab = newTab('pty', title, { shell });
+    tabs.value.push(tab);
+    activeKey.value = tab.key;
+    return tab;
+  }
+
+  function setPanelShell(shell: string, title: string): TerminalTab {
+    panelShell.value = newTab('pty', title, { shell });
+    return panelShell.value;
+  }
+
+  /** Opens the session of a terminal at the size its view measured. */
+  async function start(key: string, cols: number, rows: number): Promise<void> {
+    const tab = find(key);
+    if (!tab || tab.sessionId) return;
+    tab.phase = 'starting';
+    tab.problem = null;
+    try {
+      if (tab.kind === 'ssh') {
+        const connectionId = tab.connectionId;
+        if (!connectionId) throw new Error('This tab has no saved connection to open.');
+        const r = await vault.withUnlocked(`Connect to ${tab.title}`, () => host.call('ssh.open', { connectionId, cols, rows }));
+        tab.sessionId = r.sessionId;
+      } else {
+        const shell = tab.shell;
+        if (!shell) throw new Error('Choose a shell first.');
+        const r = await host.call('pty.spawn', { shell, cols, rows });
+        tab.sessionId = r.sessionId;
+      }
+      const info = tab.sessionId ? infos.value[tab.sessionId] : undefined;
+      if (info) applyInfo(info);
+      else if (tab.phase === 'starting') tab.phase = 'open';
+    } catch (err) {
+      const e = asWraithError(err);
+      tab.problem = { code: e.code, message: e.message, details: e.details ?? {} };
+      tab.phase = e.code === 'EHOSTKEY_UNKNOWN' ? 'hostkey-unknown' : e.code === 'EHOSTKEY_CHANGED' ? 'hostkey-changed' : 'failed';
+    }
+  }
+
+  function hostKeyTarget(tab: TerminalTab): { host: string; port: number; keyType: string; fingerprint: string } | null {
+    const d = tab.problem?.details ?? {};
+    const { host: h, port, keyType, fingerprint } = d;
+    if (typeof h !== 'string' || typeof port !== 'number' || typeof keyType !== 'string' || typeof fingerprint !== 'string') return null;
+    return { host: h, port, keyType, fingerprint };
+  }
+
+  /** Trusts the fingerprint the user was shown, then connects again. */
+  async function trustAndConnect(key: string, cols: number, rows: number): Promise<void> {
+    const tab = find(key);
+    const target = tab && hostKeyTarget(tab);
+    if (!tab || !target) return;
+    await host.call('hostkeys.trust', { kind: 'ssh', ...target });
+    await start(key, cols, rows);
+  }
+
+  /** The deliberate path after a changed key: forget the old one, then see (and judge) the new one. */
+  async function forgetAndRetry(key: string, cols: number, rows: number): Promise<void> {
+    const tab = find(key);
+    const target = tab && hostKeyTarget(tab);
+    if (!tab || !target) return;
+    await host.call('hostkeys.forget', { kind: 'ssh', host: target.host, port: target.port });
+    await start(key, cols, rows);
+  }
+
+  async function reconnect(key: string): Promise<void> {
+    const tab = find(key);
+    if (!tab?.sessionId) return;
+    // The tab stays "disconnected" (typing goes nowhere) until the host reports it open again.
+    try {
+      await vault.withUnlocked(`Reconnect to ${tab.title}`, () => host.call('ssh.reconnect', { sessionId: tab.sessionId ?? '' }));
+      const info = tab.sessionId ? infos.value[tab.sessionId] : undefined;
+      if (info) applyInfo(info);
+    } catch (err) {
+      const e = asWraithError(err);
+      tab.phase = 'disconnected';
+      tab.problem = { code: e.code, message: e.message, details: e.details ?? {} };
+    }
+  }
+
+  /** A new session in the same view (its scrollback stays): local shells after they exit. */
+  async function relaunch(key: string, cols: number, rows: number): Promise<void> {
+    const tab = find(key);
+    if (!tab) return;
+    const old = tab.sessionId;
+    // The exited session may still be listed (state disconnected); it is done, free it.
+    if (old && infos.value[old]) await host.call('sessions.close', { sessionId: old }).catch(() => undefined);
+    tab.sessionId = null;
+    tab.reattach = false;
+    await start(key, cols, rows);
+  }
+
+  async function kill(key: string): Promise<void> {
+    const tab = find(key);
+    if (!tab?.sessionId || tab.phase === 'ended') return;
+    await host.call('sessions.close', { sessionId: tab.sessionId }).catch(() => undefined);
+  }
+
+  async function close(key: string): Promise<void> {
+    const index = tabs.value.findIndex((t) => t.key === key);
+    const tab = tabs.value[index];
+    if (!tab) return;
+    tabs.value.splice(index, 1);
+    if (activeKey.value === key) activeKey.value = (tabs.value[index] ?? tabs.value[index - 1])?.key ?? null;
+    if (tab.sessionId && tab.phase !== 'ended') {
+      await host.call('sessions.close', { sessionId: tab.sessionId }).catch(() => undefined);
+    }
+  }
+
+  function activate(key: string): void {
+    if (tabs.value.some((t) => t.key === key)) activeKey.value = key;
+  }
+
+  function cycle(step: 1 | -1): void {
+    const n = tabs.value.length;
+    if (!n) return;
+    const i = tabs.value.findIndex((t) => t.key === activeKey.value);
+    activeKey.value = tabs.value[(i + step + n) % n]?.key ?? null;
+  }
+
+  async function answerPrompt(promptId: string, answers: string[] | null): Promise<void> {
+    prompts.value = prompts.value.filter((p) => p.promptId !== promptId);
+    await host.call('ssh.answer', { promptId, answers });
+  }
+
+  return {
+    infos, tabs, activeKey, activeTab, panelShell, prompts, openCount,
+    load, openSsh, openShellTab, setPanelShell, start, trustAndConnect, forgetAndRetry, reconnect, relaunch, kill, close, activate, cycle,
+    answerPrompt, hostKeyTarget,
+  };
+});

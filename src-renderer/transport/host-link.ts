@@ -1,0 +1,133 @@
+import { ContractClient, type Disposer, type Wire } from '@common/client.js';
+import type { EventName, EventPayload, Input, MethodName, Output } from '@common/contract/index.js';
+import { WraithError } from '@common/errors.js';
+
+export type LinkState = 'connecting' | 'open' | 'reconnecting';
+
+export interface LinkStatus {
+  state: LinkState;
+  /** Failed attempts since the link was last open. */
+  attempts: number;
+  /** Why the last connection ended or failed, in words. */
+  reason: string | null;
+}
+
+/** Opens a fresh wire to the host (a WebSocket or an Electron MessagePort). */
+export type WireOpener = () => Promise<Wire>;
+
+type Registration = (client: ContractClient) => Disposer;
+
+const MIN_BACKOFF_MS = 250;
+const MAX_BACKOFF_MS = 5_000;
+
+/**
+ * The renderer's one way to the host, whatever the wire. Wraps a ContractClient, subscribes to
+ * every event, and when the wire drops, reconnects with backoff and replays event listeners,
+ * so features hold one object for the life of the page and never see which transport it is.
+ */
+export class HostLink {
+  readonly kind: 'websocket' | 'electron';
+  private client: ContractClient | null = null;
+  private status: LinkStatus = { state: 'connecting', attempts: 0, reason: null };
+  private readonly registrations = new Map<Registration, Disposer | null>();
+  private readonly statusListeners = new Set<(s: LinkStatus) => void>();
+  private readonly openListeners = new Set<(reconnected: boolean) => void>();
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private disposed = false;
+  private everOpened = false;
+
+  constructor(kind: 'websocket' | 'electron', private readonly open: WireOpener) {
+    this.kind = kind;
+    void this.attempt();
+  }
+
+  get current(): LinkStatus {
+    return this.status;
+  }
+
+  call<M extends MethodName>(method: M, ...params: undefined extends Input<M> ? [Input<M>?] : [Input<M>]): Promise<Output<M>> {
+    const client = this.client;
+    if (!client) {
+      return Promise.reject(new WraithError('EUNAVAILABLE', 'Not connected to the Wraith host; reconnecting.'));
+    }
+    return client.call(method, ...params);
+  }
+
+  /** Listens to an event across reconnects. */
+  on<E extends EventName>(name: E, listener: (payload: EventPayload<E>) => void): Disposer {
+    const reg: Registration = (client) => client.on(name, listener);
+    this.registrations.set(reg, this.client ? reg(this.client) : null);
+    return () => {
+      this.registrations.get(reg)?.();
+      this.registrations.delete(reg);
+    };
+  }
+
+  onStatus(listener: (s: LinkStatus) => void): Disposer {
+    this.statusListeners.add(listener);
+    listener(this.status);
+    return () => this.statusListeners.delete(listener);
+  }
+
+  /** Called each time the link opens; `reconnected` is true after a drop (state may be stale). */
+  onOpen(listener: (reconnected: boolean) => void): Disposer {
+    this.openListeners.add(listener);
+    if (this.client) listener(false);
+    return () => this.openListeners.delete(listener);
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.client?.close();
+    this.client = null;
+  }
+
+  private setStatus(s: LinkStatus): void {
+    this.status = s;
+    for (const l of this.statusListeners) l(s);
+  }
+
+  private async attempt(): Promise<void> {
+    if (this.disposed) return;
+    let wire: Wire;
+    try {
+      wire = await this.open();
+    } catch (err) {
+      this.retry(err instanceof Error ? err.message : String(err));
+      return;
+    }
+    if (this.disposed) {
+      wire.close();
+      return;
+    }
+    const client = new ContractClient(wire);
+    this.client = client;
+    client.onClose((reason) => {
+      if (this.client !== client) return;
+      this.client = null;
+      for (const [reg, dispose] of this.registrations) {
+        dispose?.();
+        this.registrations.set(reg, null);
+      }
+      this.retry(reason);
+    });
+    for (const reg of this.registrations.keys()) this.registrations.set(reg, reg(client));
+    client.subscribe(['']);
+    const reconnected = this.everOpened;
+    this.everOpened = true;
+    this.setStatus({ state: 'open', attempts: 0, reason: null });
+    for (const l of this.openListeners) l(reconnected);
+  }
+
+  private retry(reason: string): void {
+    if (this.disposed) return;
+    const attempts = this.status.state === 'open' ? 0 : this.status.attempts + 1;
+    this.setStatus({ state: this.everOpened ? 'reconnecting' : 'connecting', attempts, reason });
+    const delay = Math.min(MAX_BACKOFF_MS, MIN_BACKOFF_MS * 2 ** Math.min(attempts, 10));
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.attempt();
+    }, delay);
+  }
+}

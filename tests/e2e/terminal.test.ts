@@ -1,0 +1,194 @@
+/**
+ * Terminals in real Chromium: a saved connection to a real OpenSSH sshd (vault set-up, host key
+ * trust, typing, multi-line paste, drop and Reconnect, changed host key), and the local shell panel.
+ */
+import { existsSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { type TestBrowser, launchBrowser } from '../fixtures/browser.js';
+import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
+import { REPO_ROOT, type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+
+// The SSH and PTY services are built on the `ssh` branch; until it is merged there is nothing to
+// drive. The suite runs as soon as the service exists.
+const HAS_TERMINAL_BACKEND = existsSync(`${REPO_ROOT}/src-main/node/ssh/ssh-service.ts`);
+
+let sshd: SshdHandle;
+let server: WraithServer;
+let browser: TestBrowser;
+let page: Page;
+
+/** What the terminal of the given session shows, read from xterm's buffer. */
+function terminalText(sessionId: string): Promise<string> {
+  return page.evaluate((id) => window.wraithInspect?.terminals.text(id) ?? '', sessionId);
+}
+
+async function activeSessionId(scope = page.locator('.tab-panel:visible')): Promise<string> {
+  const pane = scope.locator('.terminal-pane[data-session-id]');
+  await pane.waitFor();
+  const id = await pane.getAttribute('data-session-id');
+  if (!id) throw new Error('the terminal has no session id');
+  return id;
+}
+
+/** Lines of output that are exactly `line` (the echoed command line does not count). */
+async function waitForLine(sessionId: string, line: string): Promise<string> {
+  try {
+    await expect.poll(async () => (await terminalText(sessionId)).split('\n').map((l) => l.trimEnd()), { timeout: 15_000 }).toContain(line);
+  } catch (err) {
+    await page.screenshot({ path: '/tmp/wraith-e2e-failure.png' });
+    throw err;
+  }
+  return terminalText(sessionId);
+}
+
+beforeAll(async () => {
+  if (!HAS_TERMINAL_BACKEND) return;
+  sshd = await startSshd();
+  server = await startWraithServer();
+  browser = await launchBrowser();
+  page = browser.page;
+  await page.goto(server.openUrl);
+  await page.getByText('Host: connected').waitFor();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+  await sshd?.stop();
+});
+
+describe.skipIf(!HAS_TERMINAL_BACKEND)('terminals in browser mode (needs the SSH/PTY services of branch ssh)', () => {
+  it('saves an SSH connection with a password, setting up the vault on the way', async () => {
+    await page.locator('.connections .panel-head').getByRole('button', { name: 'New connection' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New connection' });
+    await dialog.locator('input[name=name]').fill('test sshd');
+    await dialog.locator('input[name=host]').fill(sshd.host);
+    await dialog.locator('input[name=port]').fill(String(sshd.port));
+    await dialog.locator('input[name=username]').fill(sshd.users.password.username);
+    await dialog.locator('input[name=password]').fill(sshd.users.password.password);
+    await dialog.getByRole('button', { name: 'Create' }).click();
+
+    // The vault is not set up yet: the host answers ELOCKED and the UI asks for a master password.
+    const vault = page.getByRole('dialog', { name: 'Set up the vault' });
+    await vault.waitFor();
+    await vault.locator('input[name=master-password]').fill('correct horse battery');
+    await vault.locator('input[name=master-password-confirm]').fill('correct horse battery');
+    await vault.getByRole('button', { name: 'Set master password' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await page.getByRole('treeitem', { name: /^test sshd, SSH/ }).waitFor();
+    expect(await page.locator('.status-bar').innerText()).toContain('Vault: unlocked');
+  });
+
+  it('opens it, shows the unknown host key, trusts it and runs echo hello', async () => {
+    await page.getByRole('treeitem', { name: /^test sshd, SSH/ }).dblclick();
+    const card = page.getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ });
+    await card.waitFor();
+    expect(await card.locator('.fingerprint').innerText()).toBe(sshd.hostKeyFingerprint);
+    await card.getByRole('button', { name: 'Trust and connect' }).click();
+
+    const id = await activeSessionId();
+    await expect.poll(() => page.locator('.tab.active').getAttribute('class')).toContain('open');
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type('echo hello\n');
+    await waitForLine(id, 'hello');
+    expect(await page.locator('.status-bar').innerText()).toContain('Sessions: 1');
+  });
+
+  it('asks before a multi-line paste, then pastes it', async () => {
+    const id = await activeSessionId();
+    const paste = () =>
+      page.evaluate(() => {
+        const target = document.querySelector('.tab-panel:not([style*="none"]) .xterm-helper-textarea');
+        const data = new DataTransfer();
+        data.setData('text/plain', 'echo pasted-$((20+1))\necho pasted-$((20+2))\n');
+        target?.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+      });
+    await paste();
+    const confirm = page.getByRole('dialog', { name: 'Paste several lines?' });
+    await confirm.waitFor();
+    expect(await confirm.innerText()).toContain('echo pasted-$((20+1))');
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    await confirm.waitFor({ state: 'detached' });
+    expect(await terminalText(id)).not.toContain('pasted-21');
+
+    await paste();
+    await confirm.getByRole('button', { name: 'Paste' }).click();
+    // Bash reads a bracketed paste into the line editor; nothing runs until Enter.
+    await expect.poll(() => terminalText(id)).toContain('echo pasted-$((20+2))');
+    expect(await terminalText(id)).not.toMatch(/^pasted-21$/m);
+    await page.keyboard.press('Enter');
+    await waitForLine(id, 'pasted-21');
+    await waitForLine(id, 'pasted-22');
+  });
+
+  it('shows "Disconnected — Reconnect" when the connection drops, and reconnects keeping the scrollback', async () => {
+    const id = await activeSessionId();
+    sshd.dropConnections();
+    const banner = page.locator('.tab-panel:visible .pane-banner.warn');
+    await banner.waitFor({ timeout: 20_000 });
+    expect(await banner.innerText()).toContain('Disconnected');
+    await banner.getByRole('button', { name: 'Reconnect' }).click();
+    await banner.waitFor({ state: 'detached', timeout: 20_000 });
+    expect(await activeSessionId()).toBe(id);
+    expect(await terminalText(id)).toContain('hello'); // the scrollback survived
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type('echo again-$((40+2))\n');
+    await waitForLine(id, 'again-42');
+  });
+
+  it('refuses a changed host key with a warning, and only forgets the old key deliberately', async () => {
+    await page.keyboard.press('Control+Shift+W');
+    await expect.poll(() => page.locator('.tab').count()).toBe(0);
+    await sshd.restartWithNewHostKey();
+
+    await page.getByRole('treeitem', { name: /^test sshd, SSH/ }).dblclick();
+    const warning = page.getByRole('alertdialog', { name: /host key of 127\.0\.0\.1:\d+ has changed/ });
+    await warning.waitFor();
+    expect(await warning.innerText()).toContain('man-in-the-middle');
+    const forget = warning.getByRole('button', { name: 'Forget old key…' });
+    expect(await forget.isDisabled()).toBe(true);
+    await warning.getByLabel("I have confirmed the new key with the server's administrator").check();
+    await forget.click();
+
+    // Forgetting leads back to the ordinary first-connection question, with the new fingerprint.
+    const card = page.getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ });
+    await card.waitFor();
+    expect(await card.locator('.fingerprint').innerText()).toBe(sshd.hostKeyFingerprint);
+    await card.getByRole('button', { name: 'Trust and connect' }).click();
+    const id = await activeSessionId();
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type('echo new-key-ok\n');
+    await waitForLine(id, 'new-key-ok');
+  });
+
+  it('runs a local shell in the Ctrl+Shift+G panel, and relaunches it after exit', async () => {
+    await page.keyboard.press('Control+Shift+G');
+    const panel = page.getByRole('region', { name: 'Local shell' });
+    await panel.waitFor();
+    const launch = panel.getByRole('button', { name: /^Launch/ }).last();
+    await launch.click();
+    const id = await activeSessionId(panel);
+    await panel.locator('.xterm').click();
+    await page.keyboard.type('echo local-$((6*7))\n');
+    await waitForLine(id, 'local-42');
+
+    await page.keyboard.type('exit\n');
+    const ended = panel.locator('.pane-banner');
+    await ended.waitFor();
+    expect(await ended.innerText()).toContain('Session ended — Relaunch?');
+    await ended.getByRole('button', { name: 'Relaunch' }).click();
+    await ended.waitFor({ state: 'detached' });
+    const relaunched = await activeSessionId(panel);
+    await panel.locator('.xterm').click();
+    await page.keyboard.type('echo again-$((6*7))\n');
+    await waitForLine(relaunched, 'again-42');
+    expect(await terminalText(relaunched)).toContain('local-42'); // the scrollback stays in the view
+  });
+
+  it('takes a screenshot of the window with a terminal open', async () => {
+    await page.screenshot({ path: '/tmp/wraith-terminal.png' });
+    const errors = browser.pageErrors.filter((e) => !/WebSocket connection to .* failed/.test(e));
+    expect(errors).toEqual([]);
+  });
+});

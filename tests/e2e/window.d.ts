@@ -1,0 +1,10 @@
+// What the renderer exposes to page scripts (src-renderer/main.ts), for page.evaluate in tests.
+import type { TerminalInspector } from '../../src-renderer/features/terminal/terminal-inspect.js';
+
+declare global {
+  interface Window {
+    wraithInspect?: { terminals: TerminalInspector };
+  }
+}
+
+export {};

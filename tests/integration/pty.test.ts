@@ -1,0 +1,159 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import type { ContractClient } from '../../src-main/common/client.js';
+import type { EventPayload } from '../../src-main/common/contract/index.js';
+import { WraithError } from '../../src-main/common/errors.js';
+import { App } from '../../src-main/node/app.js';
+import { connectInProcess } from '../../src-main/node/in-process.js';
+import { PtySession } from '../../src-main/node/pty/pty-service.js';
+
+let app: App;
+let client: ContractClient;
+let dataDir: string;
+
+beforeAll(() => {
+  dataDir = mkdtempSync(join(tmpdir(), 'wraith-pty-'));
+  app = new App({ dataDir, host: 'in-process' });
+  client = connectInProcess(app);
+  client.subscribe(['']);
+});
+
+afterAll(async () => {
+  client?.close();
+  await app?.dispose();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+async function waitForOutput(sessionId: string, pattern: RegExp, sinceSeq = 0): Promise<string> {
+  let text = '';
+  let seq = sinceSeq;
+  return until(`output ${pattern}`, async () => {
+    const r = await client.call('terminal.read', { sessionId, sinceSeq: seq, stripAnsi: true, maxBytes: 1024 * 1024 });
+    text += r.text;
+    seq = r.nextSeq;
+    return pattern.test(text) ? text : undefined;
+  });
+}
+
+async function mark(sessionId: string): Promise<number> {
+  return (await client.call('terminal.read', { sessionId, maxBytes: 1 })).nextSeq;
+}
+
+async function failure(p: Promise<unknown>): Promise<WraithError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof WraithError) return err;
+    throw err;
+  }
+  throw new Error('expected the call to fail');
+}
+
+test('pty.shells finds the shells installed here, one default', async () => {
+  const shells = await client.call('pty.shells');
+  const bash = shells.find((s) => s.name === 'bash');
+  expect(bash && existsSync(bash.path)).toBe(true);
+  expect(shells.find((s) => s.name === 'sh')).toBeDefined();
+  expect(shells.filter((s) => s.isDefault)).toHaveLength(1);
+  for (const s of shells) expect(existsSync(s.path)).toBe(true);
+});
+
+test('spawn, echo, environment, resize, cwd, exit with code, relaunch, close', async () => {
+  process.env.WRAITH_PTY_TEST_MARKER = 'inherited-42';
+  const { sessionId } = await client.call('pty.spawn', { shell: 'bash', cols: 90, rows: 20, cwd: '/tmp' });
+  const info = (await client.call('sessions.list')).find((s) => s.id === sessionId);
+  expect(info).toMatchObject({ kind: 'pty', title: 'bash', state: 'open', connectionId: null });
+
+  let m = await mark(sessionId);
+  await client.call('terminal.write', { sessionId, data: 'echo "$WRAITH_PTY_TEST_MARKER $TERM $COLORTERM" && stty size\n' });
+  await waitForOutput(sessionId, /inherited-42 xterm-256color truecolor\n20 90\n/, m);
+
+  m = await mark(sessionId);
+  await client.call('terminal.resize', { sessionId, cols: 120, rows: 40 });
+  await client.call('terminal.write', { sessionId, data: 'stty size\n' });
+  await waitForOutput(sessionId, /^40 120$/m, m);
+
+  expect(await client.call('terminal.cwd', { sessionId })).toEqual({ cwd: '/tmp', source: 'proc' });
+  m = await mark(sessionId);
+  await client.call('terminal.write', { sessionId, data: 'cd /usr && echo there\n' });
+  await waitForOutput(sessionId, /^there$/m, m);
+  expect(await client.call('terminal.cwd', { sessionId })).toEqual({ cwd: '/usr', source: 'proc' });
+
+  const exits: EventPayload<'terminal.exit'>[] = [];
+  const off = client.on('terminal.exit', (e) => exits.push(e));
+  await client.call('terminal.write', { sessionId, data: 'echo bye-$((2*21)); exit 5\n' });
+  const exit = await until('exit', () => exits.find((e) => e.sessionId === sessionId));
+  expect(exit).toMatchObject({ code: 5, signal: null, reason: 'bash exited with code 5.' });
+  expect((await client.call('sessions.list')).find((s) => s.id === sessionId)).toMatchObject({ state: 'disconnected', reason: 'bash exited with code 5.' });
+  // "Session ended": the output is still readable, input is refused.
+  const ended = await client.call('terminal.read', { sessionId, sinceSeq: 0, stripAnsi: true });
+  expect(ended.text).toContain('bye-42');
+  expect(ended.closed).toBe(true);
+  expect((await failure(client.call('terminal.write', { sessionId, data: 'x' }))).code).toBe('ESESSIONCLOSED');
+
+  // "Relaunch?": the same shell again, same session, scrollback kept.
+  await client.call('pty.relaunch', { sessionId });
+  m = ended.nextSeq;
+  await client.call('terminal.write', { sessionId, data: 'echo again-$((3+4))\n' });
+  await waitForOutput(sessionId, /again-7\n/, m);
+  expect((await client.call('terminal.read', { sessionId, sinceSeq: 0, stripAnsi: true })).text).toContain('bye-42');
+  expect((await failure(client.call('pty.relaunch', { sessionId }))).code).toBe('EBADARGS');
+
+  const session = app.terminals.get(sessionId);
+  if (!(session instanceof PtySession)) throw new Error('not a PTY session');
+  const pid = session.pid;
+  expect(pid).toBeGreaterThan(0);
+  await client.call('sessions.close', { sessionId });
+  off();
+  // Closing leaves nothing behind: the shell process is gone, the session too.
+  expect(existsSync(`/proc/${pid}`)).toBe(false);
+  expect((await client.call('sessions.list')).some((s) => s.id === sessionId)).toBe(false);
+  expect((await failure(client.call('terminal.read', { sessionId }))).code).toBe('ENOTFOUND');
+});
+
+test('flow control pauses a PTY running yes; acks resume it; Ctrl+C stops it', async () => {
+  const { sessionId } = await client.call('pty.spawn', { shell: 'bash' });
+  const session = app.terminals.get(sessionId);
+  await waitForOutput(sessionId, /[$#] $/);
+  await client.call('terminal.ack', { sessionId, bytes: 0 }); // a view attaches
+  await client.call('terminal.write', { sessionId, data: 'yes\n' });
+  await until('paused', () => session.flow.paused);
+  await new Promise((r) => setTimeout(r, 300));
+  const stalledAt = session.ring.endSeq;
+  await new Promise((r) => setTimeout(r, 400));
+  expect(session.ring.endSeq).toBe(stalledAt);
+
+  await client.call('terminal.ack', { sessionId, bytes: session.flow.unacked });
+  await until('flowing again', () => session.ring.endSeq > stalledAt + 100 * 1024);
+
+  const off = client.on('terminal.data', (d) => {
+    if (d.sessionId === sessionId) void client.call('terminal.ack', { sessionId, bytes: d.data.length });
+  });
+  await client.call('terminal.write', { sessionId, data: '\x03' });
+  await client.call('terminal.ack', { sessionId, bytes: session.flow.unacked });
+  await until('prompt after ^C', async () => /[$#] $/.test((await client.call('terminal.read', { sessionId, maxBytes: 128, stripAnsi: true })).text));
+  off();
+  await client.call('sessions.close', { sessionId });
+});
+
+test('bad input is refused with a plain message', async () => {
+  const e1 = await failure(client.call('pty.spawn', { shell: '/no/such/shell' }));
+  expect(e1.code).toBe('ENOTFOUND');
+  const e2 = await failure(client.call('pty.spawn', { shell: 'bash', cwd: '/no/such/dir' }));
+  expect(e2.code).toBe('ENOTFOUND');
+  expect(e2.message).toContain('/no/such/dir');
+  const e3 = await failure(client.call('pty.relaunch', { sessionId: 'nope' }));
+  expect(e3.code).toBe('ENOTFOUND');
+});

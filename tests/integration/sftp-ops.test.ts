@@ -1,0 +1,298 @@
+/**
+ * SftpService against the real OpenSSH sshd (internal-sftp): browsing, edits, bad input.
+ * The SFTP channel comes from a plain ssh2 Client, as SshService will hand it out.
+ */
+import { randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { chownSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, type SFTPWrapper } from 'ssh2';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { WraithError } from '../../src-main/common/errors.js';
+import { App } from '../../src-main/node/app.js';
+import { connectInProcess } from '../../src-main/node/in-process.js';
+import { Router } from '../../src-main/node/router.js';
+import { registerSftpHandlers } from '../../src-main/node/sftp/sftp-handlers.js';
+import { SftpService } from '../../src-main/node/sftp/sftp-service.js';
+import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
+
+const SESSION = 'session-1';
+let sshd: SshdHandle;
+let client: Client;
+let service: SftpService;
+let router: Router;
+/** The test's remote folder, also readable directly on this machine (the sshd is local). */
+let dir: string;
+
+async function connectSftp(h: SshdHandle): Promise<{ client: Client; sftp: SFTPWrapper }> {
+  const c = new Client();
+  await new Promise<void>((resolve, reject) => {
+    c.once('ready', () => resolve());
+    c.once('error', reject);
+    c.connect({ host: h.host, port: h.port, username: h.users.password.username, password: h.users.password.password });
+  });
+  const sftp = await new Promise<SFTPWrapper>((resolve, reject) => c.sftp((err, s) => (err ? reject(err) : resolve(s))));
+  return { client: c, sftp };
+}
+
+/** Puts a file straight on the server's disk (we are root on the same machine), owned by the SFTP user. */
+function put(path: string, data: string | Buffer, mode = 0o644): void {
+  writeFileSync(path, data, { mode });
+  const uid = Number(execFileSync('id', ['-u', sshd.users.password.username], { encoding: 'utf8' }).trim());
+  const gid = Number(execFileSync('id', ['-g', sshd.users.password.username], { encoding: 'utf8' }).trim());
+  chownSync(path, uid, gid);
+}
+
+/** Calls through the contract (zod in, zod out), as the UI and the XO do. */
+function call(method: string, params: unknown): Promise<unknown> {
+  return router.call(method, params, { clientId: 'test', origin: 'test' });
+}
+
+async function codeOf(p: Promise<unknown>): Promise<{ code: string; message: string; reason: unknown }> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof WraithError) return { code: err.code, message: err.message, reason: err.details?.reason };
+    throw err;
+  }
+  throw new Error('expected a failure');
+}
+
+beforeAll(async () => {
+  sshd = await startSshd();
+  const conn = await connectSftp(sshd);
+  client = conn.client;
+  service = new SftpService(async (id) => {
+    if (id !== SESSION) throw new WraithError('ENOTFOUND', `No session with id ${id}; it may have been closed.`);
+    return conn.sftp;
+  });
+  router = new Router();
+  registerSftpHandlers(router, service);
+  const home = (await service.realpath(SESSION, '.')).path;
+  dir = `${home}/ops-${randomBytes(4).toString('hex')}`;
+  await service.mkdir({ sessionId: SESSION, path: dir, parents: false });
+});
+
+afterAll(async () => {
+  if (service && dir) await service.remove({ sessionId: SESSION, path: dir, recursive: true }).catch(() => undefined);
+  await service?.dispose();
+  client?.end();
+  await sshd?.stop();
+});
+
+describe('browsing and changes', () => {
+  test('realpath resolves "." to the login directory', async () => {
+    expect(await call('sftp.realpath', { sessionId: SESSION })).toEqual({ path: '/home/wraith-pw' });
+  });
+
+  test('mkdir, list, stat, rename, chmod and remove work on real files', async () => {
+    await service.mkdir({ sessionId: SESSION, path: `${dir}/a/b/c`, parents: true });
+    put(`${dir}/a/hello.txt`, 'hello\n');
+    put(`${dir}/a/.hidden`, 'x');
+    await service.write({ sessionId: SESSION, path: `${dir}/a/zeta.txt`, text: 'z' });
+
+    const listed = (await call('sftp.list', { sessionId: SESSION, path: `${dir}/a` })) as {
+      path: string;
+      entries: { name: string; type: string; size: number; modeOctal: string; owner: string | null; mtime: string }[];
+    };
+    expect(listed.path).toBe(`${dir}/a`);
+    // Folders first, then by name; hidden files only on request.
+    expect(listed.entries.map((e) => e.name)).toEqual(['b', 'hello.txt', 'zeta.txt']);
+    const hello = listed.entries.find((e) => e.name === 'hello.txt');
+    expect(hello).toMatchObject({ type: 'file', size: 6, owner: 'wraith-pw' });
+    expect(Date.parse(hello?.mtime ?? '')).toBeGreaterThan(Date.now() - 3600_000);
+    const withHidden = (await call('sftp.list', { sessionId: SESSION, path: `${dir}/a`, showHidden: true })) as { entries: { name: string }[] };
+    expect(withHidden.entries.map((e) => e.name)).toContain('.hidden');
+
+    await service.rename({ sessionId: SESSION, from: `${dir}/a/hello.txt`, to: `${dir}/a/b/hi.txt`, overwrite: false });
+    expect(readFileSync(`${dir}/a/b/hi.txt`, 'utf8')).toBe('hello\n');
+
+    const chmodded = await call('sftp.chmod', { sessionId: SESSION, path: `${dir}/a/zeta.txt`, mode: '600' });
+    expect(chmodded).toMatchObject({ modeOctal: '0600', mode: 0o600, type: 'file' });
+    expect(statSync(`${dir}/a/zeta.txt`).mode & 0o777).toBe(0o600);
+
+    const notEmpty = await codeOf(service.remove({ sessionId: SESSION, path: `${dir}/a`, recursive: false }));
+    expect(notEmpty).toMatchObject({ code: 'EBADARGS', reason: 'not_empty' });
+    const removed = await service.remove({ sessionId: SESSION, path: `${dir}/a`, recursive: true });
+    expect(removed.removed).toBe(6); // a, b, c, hi.txt, .hidden, zeta.txt
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  test('a symlink is listed with its target and the type of what it points to', async () => {
+    await service.mkdir({ sessionId: SESSION, path: `${dir}/links`, parents: false });
+    put(`${dir}/links/real.txt`, 'data');
+    await new Promise<void>((resolve, reject) =>
+      client.sftp((err, s) => {
+        if (err) return reject(err);
+        s.symlink('real.txt', `${dir}/links/link.txt`, (e) => (s.end(), e ? reject(e) : resolve()));
+      }),
+    );
+    const entry = await call('sftp.stat', { sessionId: SESSION, path: `${dir}/links/link.txt` });
+    expect(entry).toMatchObject({ type: 'symlink', linkTarget: 'real.txt', targetType: 'file' });
+  });
+});
+
+describe('text files', () => {
+  test('read returns text with its mtime; write replaces atomically and keeps the mode', async () => {
+    const path = `${dir}/edit.conf`;
+    put(path, 'port = 1\n', 0o640);
+    const read = (await call('sftp.read', { sessionId: SESSION, path })) as { text: string; mtime: string; size: number };
+    expect(read.text).toBe('port = 1\n');
+
+    const written = await call('sftp.write', { sessionId: SESSION, path, text: 'port = 2\n', expectedMtime: read.mtime, expectedSize: read.size });
+    expect(written).toMatchObject({ size: 9, modeOctal: '0640' });
+    expect(readFileSync(path, 'utf8')).toBe('port = 2\n');
+    expect(statSync(path).mode & 0o777).toBe(0o640);
+    expect(readdirSync(dir).filter((n) => n.includes('wraith-part'))).toEqual([]);
+  });
+
+  test('write refuses when the file changed since it was read, and leaves it alone', async () => {
+    const path = `${dir}/race.txt`;
+    put(path, 'v1');
+    const read = await service.read({ sessionId: SESSION, path, maxBytes: 5 * 1024 * 1024 });
+    put(path, 'v2 from someone else');
+    const err = await codeOf(service.write({ sessionId: SESSION, path, text: 'mine', expectedMtime: read.mtime, expectedSize: read.size }));
+    expect(err).toMatchObject({ code: 'EBADARGS', reason: 'changed' });
+    expect(err.message).toContain('changed on the server');
+    expect(readFileSync(path, 'utf8')).toBe('v2 from someone else');
+    expect(readdirSync(dir).filter((n) => n.includes('wraith-part'))).toEqual([]);
+  });
+
+  test('write creates a new file from bytes; writing through a symlink edits its target', async () => {
+    const bytes = new Uint8Array([0xde, 0xad, 0xbe, 0xef]);
+    await call('sftp.write', { sessionId: SESSION, path: `${dir}/new.bin`, data: bytes, mode: '0600' });
+    expect([...readFileSync(`${dir}/new.bin`)]).toEqual([...bytes]);
+    expect(statSync(`${dir}/new.bin`).mode & 0o777).toBe(0o600);
+
+    await service.write({ sessionId: SESSION, path: `${dir}/links/link.txt`, text: 'through the link' });
+    expect(readFileSync(`${dir}/links/real.txt`, 'utf8')).toBe('through the link');
+    expect((await service.stat(SESSION, `${dir}/links/link.txt`)).type).toBe('symlink');
+  });
+
+  test('read refuses binary files and files over the limit with stable reasons', async () => {
+    put(`${dir}/nul.bin`, Buffer.from('text\0more'));
+    put(`${dir}/latin1.txt`, Buffer.from([0x63, 0x61, 0x66, 0xe9])); // "café" in Latin-1: invalid UTF-8
+    put(`${dir}/big.txt`, Buffer.alloc(5 * 1024 * 1024 + 1, 0x61));
+    put(`${dir}/exact.txt`, Buffer.alloc(5 * 1024 * 1024, 0x61));
+
+    expect(await codeOf(call('sftp.read', { sessionId: SESSION, path: `${dir}/nul.bin` }))).toMatchObject({ code: 'EBADARGS', reason: 'binary' });
+    expect(await codeOf(call('sftp.read', { sessionId: SESSION, path: `${dir}/latin1.txt` }))).toMatchObject({ code: 'EBADARGS', reason: 'binary' });
+    const big = await codeOf(call('sftp.read', { sessionId: SESSION, path: `${dir}/big.txt` }));
+    expect(big).toMatchObject({ code: 'EBADARGS', reason: 'too_large' });
+    expect(big.message).toContain('5.0 MB');
+    expect(await codeOf(call('sftp.read', { sessionId: SESSION, path: `${dir}/exact.txt`, maxBytes: 1000 }))).toMatchObject({ reason: 'too_large' });
+    // The contract itself caps maxBytes at 5 MB.
+    expect(await codeOf(call('sftp.read', { sessionId: SESSION, path: `${dir}/exact.txt`, maxBytes: 6 * 1024 * 1024 }))).toMatchObject({ code: 'EBADARGS' });
+    const exact = (await call('sftp.read', { sessionId: SESSION, path: `${dir}/exact.txt` })) as { text: string };
+    expect(exact.text.length).toBe(5 * 1024 * 1024);
+  });
+
+  test('readChunk reads byte ranges that reassemble into the file', async () => {
+    const data = randomBytes(3 * 1024 * 1024 + 123);
+    put(`${dir}/chunks.bin`, data);
+    const parts: Buffer[] = [];
+    for (let offset = 0; ; ) {
+      const r = (await call('sftp.readChunk', { sessionId: SESSION, path: `${dir}/chunks.bin`, offset, length: 1024 * 1024 })) as {
+        data: Uint8Array;
+        eof: boolean;
+        size: number;
+      };
+      expect(r.size).toBe(data.length);
+      parts.push(Buffer.from(r.data));
+      offset += r.data.byteLength;
+      if (r.eof) break;
+    }
+    expect(Buffer.concat(parts).equals(data)).toBe(true);
+  });
+});
+
+describe('bad input gets a stable code, never a crash', () => {
+  test('paths that do not exist → ENOTFOUND naming the path', async () => {
+    for (const [method, params] of [
+      ['sftp.list', { path: `${dir}/nope` }],
+      ['sftp.stat', { path: `${dir}/nope` }],
+      ['sftp.read', { path: `${dir}/nope.txt` }],
+      ['sftp.remove', { path: `${dir}/nope` }],
+      ['sftp.chmod', { path: `${dir}/nope`, mode: 0o644 }],
+      ['sftp.rename', { from: `${dir}/nope`, to: `${dir}/other` }],
+      ['sftp.readChunk', { path: `${dir}/nope`, offset: 0, length: 10 }],
+    ] as const) {
+      const err = await codeOf(call(method, { sessionId: SESSION, ...params }));
+      expect(err.code, method).toBe('ENOTFOUND');
+      expect(err.message, method).toContain('nope');
+    }
+    const parentless = await codeOf(call('sftp.write', { sessionId: SESSION, path: `${dir}/no/such/dir/f.txt`, text: 'x' }));
+    expect(parentless.code).toBe('ENOTFOUND');
+  });
+
+  test('directories where files are expected, and files where directories are', async () => {
+    await service.mkdir({ sessionId: SESSION, path: `${dir}/adir`, parents: false });
+    put(`${dir}/afile`, 'x');
+    expect(await codeOf(call('sftp.read', { sessionId: SESSION, path: `${dir}/adir` }))).toMatchObject({ code: 'EBADARGS', reason: 'not_a_file' });
+    expect(await codeOf(call('sftp.write', { sessionId: SESSION, path: `${dir}/adir`, text: 'x' }))).toMatchObject({ code: 'EBADARGS', reason: 'not_a_file' });
+    expect(await codeOf(call('sftp.readChunk', { sessionId: SESSION, path: `${dir}/adir`, offset: 0, length: 5 }))).toMatchObject({
+      code: 'EBADARGS',
+      reason: 'not_a_file',
+    });
+    expect(await codeOf(call('sftp.list', { sessionId: SESSION, path: `${dir}/afile` }))).toMatchObject({ code: 'EBADARGS', reason: 'not_a_directory' });
+    expect(await codeOf(call('sftp.mkdir', { sessionId: SESSION, path: `${dir}/afile/sub`, parents: true }))).toMatchObject({ reason: 'not_a_directory' });
+    expect(await codeOf(call('sftp.mkdir', { sessionId: SESSION, path: `${dir}/adir` }))).toMatchObject({ code: 'EBADARGS', reason: 'exists' });
+    expect(await codeOf(call('sftp.rename', { sessionId: SESSION, from: `${dir}/afile`, to: `${dir}/adir` }))).toMatchObject({ reason: 'exists' });
+  });
+
+  test('permission denied → EDENIED; unknown session → ENOTFOUND; malformed input → EBADARGS', async () => {
+    expect(await codeOf(call('sftp.list', { sessionId: SESSION, path: '/root' }))).toMatchObject({ code: 'EDENIED' });
+    expect(await codeOf(call('sftp.write', { sessionId: SESSION, path: '/etc/wraith-denied.txt', text: 'x' }))).toMatchObject({ code: 'EDENIED' });
+    expect(await codeOf(call('sftp.list', { sessionId: 'gone', path: '.' }))).toMatchObject({ code: 'ENOTFOUND' });
+    expect(await codeOf(call('sftp.list', { sessionId: SESSION, path: '' }))).toMatchObject({ code: 'EBADARGS' });
+    expect(await codeOf(call('sftp.chmod', { sessionId: SESSION, path: `${dir}/afile`, mode: '999' }))).toMatchObject({ code: 'EBADARGS' });
+    expect(await codeOf(call('sftp.write', { sessionId: SESSION, path: `${dir}/afile` }))).toMatchObject({ code: 'EBADARGS' });
+    expect(await codeOf(call('sftp.stat', { sessionId: SESSION, path: 'a\0b' }))).toMatchObject({ code: 'EBADARGS' });
+    expect(await codeOf(call('sftp.remove', { sessionId: SESSION, path: '/', recursive: true }))).toMatchObject({ code: 'EBADARGS' });
+    // The service is still fine afterwards.
+    expect((await service.stat(SESSION, `${dir}/afile`)).size).toBe(1);
+  });
+});
+
+test('through the App: sftp.* rides on an ssh.open session, events included; closing the session ends it', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'wraith-sftp-app-'));
+  const app = new App({ dataDir, host: 'in-process' });
+  const c = connectInProcess(app);
+  c.subscribe(['transfer.']);
+  const progress: string[] = [];
+  c.on('transfer.progress', (p) => progress.push(p.state));
+  try {
+    await c.call('vault.init', { protection: 'keyfile' });
+    await c.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
+    const conn = await c.call('connections.create', {
+      name: 'sftp-e2e',
+      kind: 'ssh',
+      host: sshd.host,
+      port: sshd.port,
+      username: sshd.users.password.username,
+      authMethod: 'password',
+      secrets: { password: sshd.users.password.password },
+    });
+    const { sessionId } = await c.call('ssh.open', { connectionId: conn.id });
+    expect(await c.call('sftp.realpath', { sessionId })).toEqual({ path: '/home/wraith-pw' });
+
+    const local = join(dataDir, 'e2e.bin');
+    const bytes = randomBytes(300_000);
+    writeFileSync(local, bytes);
+    const { transferId } = await c.call('sftp.upload', { sessionId, localPath: local, remotePath: `${dir}/e2e.bin` });
+    await app.sftp.wait(transferId);
+    expect(readFileSync(`${dir}/e2e.bin`).equals(bytes)).toBe(true);
+    const listed = await c.call('sftp.list', { sessionId, path: dir });
+    expect(listed.entries.map((e) => e.name)).toContain('e2e.bin');
+    await new Promise((r) => setTimeout(r, 20)); // events are delivered asynchronously
+    expect(progress.at(-1)).toBe('done');
+
+    await c.call('sessions.close', { sessionId });
+    await expect(c.call('sftp.list', { sessionId, path: dir })).rejects.toMatchObject({ code: 'ENOTFOUND' });
+  } finally {
+    c.close();
+    await app.dispose();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});

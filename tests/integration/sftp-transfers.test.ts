@@ -1,0 +1,326 @@
+/**
+ * Streamed SFTP transfers against the real OpenSSH sshd: integrity, folders, cancel and failure
+ * cleanup, and uploads streamed from the page in chunks.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, type SFTPWrapper } from 'ssh2';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { TransferProgress } from '../../src-main/common/contract/sftp.js';
+import { WraithError } from '../../src-main/common/errors.js';
+import { Router } from '../../src-main/node/router.js';
+import { registerSftpHandlers } from '../../src-main/node/sftp/sftp-handlers.js';
+import { SftpService } from '../../src-main/node/sftp/sftp-service.js';
+import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
+
+const SESSION = 'session-1';
+const MB = 1024 * 1024;
+let sshd: SshdHandle;
+let client: Client;
+let sftp: SFTPWrapper;
+let service: SftpService;
+let router: Router;
+const events: TransferProgress[] = [];
+let remoteDir: string;
+let localDir: string;
+let bigLocal: string;
+let bigSha: string;
+
+async function connectSftp(h: SshdHandle): Promise<{ client: Client; sftp: SFTPWrapper }> {
+  const c = new Client();
+  await new Promise<void>((resolve, reject) => {
+    c.once('ready', () => resolve());
+    c.once('error', reject);
+    c.connect({ host: h.host, port: h.port, username: h.users.password.username, password: h.users.password.password });
+  });
+  const s = await new Promise<SFTPWrapper>((resolve, reject) => c.sftp((err, ch) => (err ? reject(err) : resolve(ch))));
+  return { client: c, sftp: s };
+}
+
+function provider(id: string): Promise<SFTPWrapper> {
+  if (id !== SESSION) return Promise.reject(new WraithError('ENOTFOUND', `No session with id ${id}.`));
+  return Promise.resolve(sftp);
+}
+
+function call(method: string, params: unknown): Promise<unknown> {
+  return router.call(method, params, { clientId: 'test', origin: 'test' });
+}
+
+function sha256(path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const h = createHash('sha256');
+    createReadStream(path)
+      .on('data', (d) => h.update(d))
+      .on('end', () => resolve(h.digest('hex')))
+      .on('error', reject);
+  });
+}
+
+/** Names of leftovers in a folder: temps and anything else we did not expect. */
+function temps(dir: string): string[] {
+  return readdirSync(dir).filter((n) => n.includes('wraith-part'));
+}
+
+function chownToUser(path: string): void {
+  execFileSync('chown', ['-R', `${sshd.users.password.username}:`, path]);
+}
+
+/** Resolves with the first progress event of a transfer that has moved bytes. */
+function firstBytes(s: SftpService, transferId: string): Promise<void> {
+  return new Promise((resolve) => {
+    const poll = setInterval(() => {
+      const t = s.listTransfers().find((x) => x.transferId === transferId);
+      if (!t || t.bytes > 0 || t.state !== 'running') {
+        clearInterval(poll);
+        resolve();
+      }
+    }, 5);
+  });
+}
+
+beforeAll(async () => {
+  sshd = await startSshd();
+  ({ client, sftp } = await connectSftp(sshd));
+  service = new SftpService(provider, { emitProgress: (p) => events.push(p) });
+  router = new Router();
+  registerSftpHandlers(router, service);
+  const home = (await service.realpath(SESSION, '.')).path;
+  remoteDir = `${home}/xfer-${randomBytes(4).toString('hex')}`;
+  await service.mkdir({ sessionId: SESSION, path: remoteDir, parents: false });
+  localDir = mkdtempSync(join(tmpdir(), 'wraith-sftp-local-'));
+  bigLocal = join(localDir, 'big.bin');
+  // 50 MB of random bytes, written in 1 MB pieces.
+  const parts: Buffer[] = [];
+  for (let i = 0; i < 50; i++) parts.push(randomBytes(MB));
+  writeFileSync(bigLocal, Buffer.concat(parts));
+  bigSha = await sha256(bigLocal);
+});
+
+afterAll(async () => {
+  await service?.dispose();
+  if (remoteDir) rmSync(remoteDir, { recursive: true, force: true });
+  if (localDir) rmSync(localDir, { recursive: true, force: true });
+  client?.end();
+  await sshd?.stop();
+});
+
+describe('files', () => {
+  test('a 50 MB random file uploads and downloads with equal sha256, with progress to the end', async () => {
+    const up = (await call('sftp.upload', { sessionId: SESSION, localPath: bigLocal, remotePath: `${remoteDir}/big.bin` })) as { transferId: string };
+    const upInfo = await service.wait(up.transferId);
+    expect(upInfo).toMatchObject({ state: 'done', bytes: 50 * MB, totalBytes: 50 * MB, filesDone: 1, filesTotal: 1, error: null });
+    expect(await sha256(`${remoteDir}/big.bin`)).toBe(bigSha);
+
+    const localCopy = join(localDir, 'big.copy');
+    const down = (await call('sftp.download', { sessionId: SESSION, remotePath: `${remoteDir}/big.bin`, localPath: localCopy })) as { transferId: string };
+    expect((await service.wait(down.transferId)).state).toBe('done');
+    expect(await sha256(localCopy)).toBe(bigSha);
+
+    const mine = events.filter((e) => e.transferId === down.transferId);
+    expect(mine.at(-1)).toMatchObject({ state: 'done', bytes: 50 * MB, totalBytes: 50 * MB, direction: 'download', etaSeconds: 0 });
+    // Progress is monotonic.
+    for (let i = 1; i < mine.length; i++) expect(mine[i]?.bytes).toBeGreaterThanOrEqual(mine[i - 1]?.bytes ?? 0);
+    expect(temps(localDir)).toEqual([]);
+    expect(temps(remoteDir)).toEqual([]);
+    rmSync(localCopy);
+  });
+
+  test('several transfers run at once on one channel', async () => {
+    const ids = await Promise.all(
+      [1, 2, 3].map(async (n) => (await service.upload({ sessionId: SESSION, localPath: bigLocal, remotePath: `${remoteDir}/par${n}.bin`, overwrite: false })).transferId),
+    );
+    const running = service.listTransfers(SESSION).filter((t) => ids.includes(t.transferId) && t.state === 'running');
+    expect(running.length).toBe(3);
+    const infos = await Promise.all(ids.map((id) => service.wait(id)));
+    expect(infos.map((i) => i.state)).toEqual(['done', 'done', 'done']);
+    for (const n of [1, 2, 3]) expect(await sha256(`${remoteDir}/par${n}.bin`)).toBe(bigSha);
+    for (const n of [1, 2, 3]) rmSync(`${remoteDir}/par${n}.bin`);
+  });
+
+  test('an existing destination is refused unless overwrite is asked, then replaced whole', async () => {
+    writeFileSync(join(localDir, 'small.txt'), 'new content');
+    writeFileSync(`${remoteDir}/small.txt`, 'old');
+    chownToUser(`${remoteDir}/small.txt`);
+    const refused = await service.wait((await service.upload({ sessionId: SESSION, localPath: join(localDir, 'small.txt'), remotePath: `${remoteDir}/small.txt`, overwrite: false })).transferId);
+    expect(refused).toMatchObject({ state: 'failed', error: { code: 'EBADARGS' } });
+    expect(readFileSync(`${remoteDir}/small.txt`, 'utf8')).toBe('old');
+    const replaced = await service.wait((await service.upload({ sessionId: SESSION, localPath: join(localDir, 'small.txt'), remotePath: `${remoteDir}/small.txt`, overwrite: true })).transferId);
+    expect(replaced.state).toBe('done');
+    expect(readFileSync(`${remoteDir}/small.txt`, 'utf8')).toBe('new content');
+  });
+});
+
+describe('cancel and failure leave nothing behind', () => {
+  // Small serial requests make a transfer slow enough to be caught in the middle.
+  let slow: SftpService;
+  beforeAll(() => {
+    slow = new SftpService(provider, { tuning: { chunkSize: 8 * 1024, concurrency: 1 } });
+  });
+  afterAll(() => slow.dispose());
+
+  test('cancelling a download mid-way leaves no local file and no temp', async () => {
+    const dest = join(localDir, 'cancelled-down.bin');
+    writeFileSync(`${remoteDir}/src.bin`, readFileSync(bigLocal));
+    const { transferId } = await slow.download({ sessionId: SESSION, remotePath: `${remoteDir}/src.bin`, localPath: dest, overwrite: false });
+    await firstBytes(slow, transferId);
+    await slow.cancel(transferId);
+    const info = await slow.wait(transferId);
+    expect(info).toMatchObject({ state: 'cancelled', error: { code: 'ECANCELLED' } });
+    expect(info.bytes).toBeLessThan(50 * MB);
+    expect(existsSync(dest)).toBe(false);
+    expect(temps(localDir)).toEqual([]);
+  });
+
+  test('cancelling an upload mid-way leaves no remote file and no temp', async () => {
+    const dest = `${remoteDir}/cancelled-up.bin`;
+    const { transferId } = await slow.upload({ sessionId: SESSION, localPath: bigLocal, remotePath: dest, overwrite: false });
+    await firstBytes(slow, transferId);
+    expect(temps(remoteDir).length).toBe(1); // the temp exists while it runs …
+    await slow.cancel(transferId);
+    expect((await slow.wait(transferId)).state).toBe('cancelled');
+    expect(existsSync(dest)).toBe(false);
+    expect(temps(remoteDir)).toEqual([]); // … and is gone after the cancel
+  });
+
+  test('cancelling a folder upload removes the half-built folder', async () => {
+    const src = join(localDir, 'tree-cancel');
+    mkdirSync(join(src, 'sub'), { recursive: true });
+    writeFileSync(join(src, 'sub', 'a.bin'), readFileSync(bigLocal));
+    writeFileSync(join(src, 'b.txt'), 'b');
+    const { transferId } = await slow.upload({ sessionId: SESSION, localPath: src, remotePath: `${remoteDir}/tree-cancel`, overwrite: false });
+    await firstBytes(slow, transferId);
+    await slow.cancel(transferId);
+    expect((await slow.wait(transferId)).state).toBe('cancelled');
+    expect(readdirSync(remoteDir).filter((n) => n.includes('tree-cancel'))).toEqual([]);
+  });
+
+  test('an upload whose source is missing fails with a message naming it, and creates nothing', async () => {
+    const { transferId } = await slow.upload({ sessionId: SESSION, localPath: join(localDir, 'missing.bin'), remotePath: `${remoteDir}/x.bin`, overwrite: false });
+    const info = await slow.wait(transferId);
+    expect(info).toMatchObject({ state: 'failed', error: { code: 'ENOTFOUND' } });
+    expect(info.error?.message).toContain('missing.bin');
+    expect(existsSync(`${remoteDir}/x.bin`)).toBe(false);
+    expect(temps(remoteDir)).toEqual([]);
+  });
+});
+
+describe('folders', () => {
+  test('a nested folder uploads and downloads intact, with file counts in progress', async () => {
+    const src = join(localDir, 'project');
+    const files: Record<string, Buffer> = {
+      'README.md': Buffer.from('# project\n'),
+      'src/main.c': randomBytes(70_000),
+      'src/lib/util.c': randomBytes(300_000),
+      'src/lib/deep/er/data.bin': randomBytes(2 * MB + 17),
+      'empty.txt': Buffer.alloc(0),
+    };
+    for (const [rel, data] of Object.entries(files)) {
+      mkdirSync(join(src, rel, '..'), { recursive: true });
+      writeFileSync(join(src, rel), data);
+    }
+    mkdirSync(join(src, 'empty-dir'));
+
+    const up = await service.wait((await service.upload({ sessionId: SESSION, localPath: src, remotePath: `${remoteDir}/project`, overwrite: false })).transferId);
+    const total = Object.values(files).reduce((a, b) => a + b.length, 0);
+    expect(up).toMatchObject({ state: 'done', kind: 'folder', filesDone: 5, filesTotal: 5, bytes: total, totalBytes: total });
+    for (const [rel, data] of Object.entries(files)) expect(readFileSync(`${remoteDir}/project/${rel}`).equals(data), rel).toBe(true);
+    expect(existsSync(`${remoteDir}/project/empty-dir`)).toBe(true);
+    expect(temps(remoteDir)).toEqual([]);
+
+    const back = join(localDir, 'project-back');
+    const down = await service.wait((await service.download({ sessionId: SESSION, remotePath: `${remoteDir}/project`, localPath: back, overwrite: false })).transferId);
+    expect(down).toMatchObject({ state: 'done', filesDone: 5, filesTotal: 5, bytes: total });
+    for (const [rel, data] of Object.entries(files)) expect(readFileSync(join(back, rel)).equals(data), rel).toBe(true);
+    expect(existsSync(join(back, 'empty-dir'))).toBe(true);
+    expect(temps(localDir)).toEqual([]);
+
+    // Into an existing folder with overwrite: files are merged in, each replaced whole.
+    writeFileSync(join(src, 'README.md'), '# v2\n');
+    const merged = await service.wait((await service.upload({ sessionId: SESSION, localPath: src, remotePath: `${remoteDir}/project`, overwrite: true })).transferId);
+    expect(merged.state).toBe('done');
+    expect(readFileSync(`${remoteDir}/project/README.md`, 'utf8')).toBe('# v2\n');
+    expect(temps(`${remoteDir}/project`)).toEqual([]);
+  });
+});
+
+describe('uploads streamed from the page', () => {
+  test('chunks of ~1 MiB land as one file, renamed into place only at the end', async () => {
+    const data = randomBytes(5 * MB + 4321);
+    const dest = `${remoteDir}/dropped.bin`;
+    const begin = (await call('sftp.uploadBegin', { sessionId: SESSION, remotePath: dest, size: data.length })) as { transferId: string; chunkBytes: number };
+    expect(begin.chunkBytes).toBe(MB);
+    for (let offset = 0; offset < data.length; offset += begin.chunkBytes) {
+      const chunk = new Uint8Array(data.subarray(offset, offset + begin.chunkBytes));
+      await call('sftp.uploadChunk', { transferId: begin.transferId, offset, data: chunk });
+      if (offset === 0) {
+        expect(existsSync(dest)).toBe(false);
+        expect(temps(remoteDir).length).toBe(1);
+      }
+    }
+    const entry = await call('sftp.uploadEnd', { transferId: begin.transferId });
+    expect(entry).toMatchObject({ path: dest, size: data.length, type: 'file' });
+    expect(readFileSync(dest).equals(data)).toBe(true);
+    expect(temps(remoteDir)).toEqual([]);
+    expect(service.listTransfers().find((t) => t.transferId === begin.transferId)).toMatchObject({ state: 'done', localPath: null, bytes: data.length });
+  });
+
+  test('an out-of-order chunk is refused; cancel removes the temp; later chunks get ECANCELLED', async () => {
+    const dest = `${remoteDir}/dropped-cancel.bin`;
+    const { transferId } = (await call('sftp.uploadBegin', { sessionId: SESSION, remotePath: dest })) as { transferId: string };
+    await call('sftp.uploadChunk', { transferId, offset: 0, data: new Uint8Array(1000) });
+    await expect(call('sftp.uploadChunk', { transferId, offset: 5000, data: new Uint8Array(10) })).rejects.toMatchObject({
+      code: 'EBADARGS',
+      details: { reason: 'bad_offset', expected: 1000 },
+    });
+    expect(temps(remoteDir).length).toBe(1);
+    await call('sftp.cancel', { transferId });
+    expect(temps(remoteDir)).toEqual([]);
+    expect(existsSync(dest)).toBe(false);
+    await expect(call('sftp.uploadChunk', { transferId, offset: 1000, data: new Uint8Array(10) })).rejects.toMatchObject({ code: 'ECANCELLED' });
+    await expect(call('sftp.uploadChunk', { transferId: 'nope', offset: 0, data: new Uint8Array(1) })).rejects.toMatchObject({ code: 'ENOTFOUND' });
+  });
+
+  test('an abandoned streamed upload is dropped after the idle timeout, temp included', async () => {
+    const quick = new SftpService(provider, { streamIdleMs: 100 });
+    const { transferId } = await quick.uploadBegin({ sessionId: SESSION, remotePath: `${remoteDir}/abandoned.bin`, overwrite: false });
+    await quick.uploadChunk({ transferId, offset: 0, data: new Uint8Array(10) });
+    expect((await quick.wait(transferId)).state).toBe('cancelled');
+    expect(temps(remoteDir)).toEqual([]);
+    await quick.dispose();
+  });
+});
+
+describe('bad transfer input', () => {
+  test('missing sources, missing destination folders and type clashes fail with stable codes', async () => {
+    const run = async (p: Promise<{ transferId: string }>) => (await service.wait((await p).transferId)).error;
+    expect(await run(service.download({ sessionId: SESSION, remotePath: `${remoteDir}/nope`, localPath: join(localDir, 'n'), overwrite: false }))).toMatchObject({ code: 'ENOTFOUND' });
+    expect(await run(service.download({ sessionId: SESSION, remotePath: `${remoteDir}/small.txt`, localPath: join(localDir, 'no', 'dir', 'x'), overwrite: false }))).toMatchObject({ code: 'ENOTFOUND' });
+    expect(await run(service.upload({ sessionId: SESSION, localPath: join(localDir, 'small.txt'), remotePath: `${remoteDir}/no/dir/x`, overwrite: false }))).toMatchObject({ code: 'ENOTFOUND' });
+    mkdirSync(join(localDir, 'a-dir'), { recursive: true });
+    expect(await run(service.download({ sessionId: SESSION, remotePath: `${remoteDir}/small.txt`, localPath: join(localDir, 'a-dir'), overwrite: true }))).toMatchObject({ code: 'EBADARGS' });
+    expect(await run(service.upload({ sessionId: SESSION, localPath: '/dev/null', remotePath: `${remoteDir}/null`, overwrite: false }))).toMatchObject({ code: 'EBADARGS' });
+    await expect(call('sftp.upload', { sessionId: 'gone', localPath: bigLocal, remotePath: 'x' })).rejects.toMatchObject({ code: 'ENOTFOUND' });
+    await expect(call('sftp.cancel', { transferId: 'nope' })).rejects.toMatchObject({ code: 'ENOTFOUND' });
+    expect(temps(localDir)).toEqual([]);
+    expect(temps(remoteDir)).toEqual([]);
+  });
+
+  test('a connection lost mid-download fails the transfer and removes the local temp', async () => {
+    const own = await connectSftp(sshd);
+    const lossy = new SftpService(() => Promise.resolve(own.sftp), { tuning: { chunkSize: 8 * 1024, concurrency: 1 } });
+    const dest = join(localDir, 'lost.bin');
+    writeFileSync(`${remoteDir}/lost-src.bin`, readFileSync(bigLocal));
+    const { transferId } = await lossy.download({ sessionId: SESSION, remotePath: `${remoteDir}/lost-src.bin`, localPath: dest, overwrite: false });
+    await firstBytes(lossy, transferId);
+    own.client.destroy();
+    const info = await lossy.wait(transferId);
+    expect(info.state).toBe('failed');
+    expect(info.error?.code).toBe('ESESSIONCLOSED');
+    expect(existsSync(dest)).toBe(false);
+    expect(temps(localDir)).toEqual([]);
+    await lossy.dispose();
+  });
+});

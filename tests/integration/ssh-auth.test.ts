@@ -1,0 +1,230 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { ContractClient } from '../../src-main/common/client.js';
+import type { Input } from '../../src-main/common/contract/index.js';
+import { WraithError } from '../../src-main/common/errors.js';
+import { App } from '../../src-main/node/app.js';
+import { connectInProcess } from '../../src-main/node/in-process.js';
+import { type SshAgentHandle, type SshdHandle, freePort, startSshAgent, startSshd } from '../fixtures/sshd.js';
+
+let sshd: SshdHandle;
+let agent: SshAgentHandle;
+let app: App;
+let client: ContractClient;
+let dataDir: string;
+
+beforeAll(async () => {
+  sshd = await startSshd();
+  agent = await startSshAgent([sshd.users.key.privateKeyPath]);
+  dataDir = mkdtempSync(join(tmpdir(), 'wraith-ssh-auth-'));
+  app = new App({ dataDir, host: 'in-process', terminal: { promptTimeoutMs: 1500 } });
+  client = connectInProcess(app);
+  client.subscribe(['']);
+  await client.call('vault.init', { protection: 'keyfile' });
+});
+
+afterAll(async () => {
+  client?.close();
+  await app?.dispose();
+  await agent?.stop();
+  await sshd?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+type ConnInput = Input<'connections.create'>;
+
+async function connection(fields: Partial<ConnInput>): Promise<string> {
+  const c = await client.call('connections.create', {
+    name: 'web01',
+    kind: 'ssh',
+    host: sshd.host,
+    port: sshd.port,
+    username: sshd.users.password.username,
+    ...fields,
+  });
+  return c.id;
+}
+
+async function trustHost(): Promise<void> {
+  await client.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
+}
+
+async function failure(p: Promise<unknown>): Promise<WraithError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof WraithError) return err;
+    throw err;
+  }
+  throw new Error('expected the call to fail');
+}
+
+/** Runs `whoami` over exec on a fresh session and closes it. */
+async function whoami(connectionId: string): Promise<string> {
+  const { sessionId } = await client.call('ssh.open', { connectionId });
+  const r = await client.call('ssh.exec', { sessionId, command: 'whoami' });
+  await client.call('sessions.close', { sessionId });
+  expect(r.rc).toBe(0);
+  return r.stdout.trim();
+}
+
+describe('host keys, checked before any credential is sent', () => {
+  test('unknown host key → EHOSTKEY_UNKNOWN with the fingerprint; trusting it lets the connection through', async () => {
+    const id = await connection({ authMethod: 'password', secrets: { password: sshd.users.password.password } });
+    const err = await failure(client.call('ssh.open', { connectionId: id }));
+    expect(err.code).toBe('EHOSTKEY_UNKNOWN');
+    expect(err.details).toMatchObject({ host: sshd.host, port: sshd.port, keyType: 'ssh-ed25519', fingerprint: sshd.hostKeyFingerprint });
+    expect(await client.call('sessions.list')).toEqual([]);
+
+    const d = err.details as { host: string; port: number; keyType: string; fingerprint: string };
+    await client.call('hostkeys.trust', { kind: 'ssh', ...d });
+    expect(await whoami(id)).toBe(sshd.users.password.username);
+    expect(sshd.readLog()).toContain('userauth-request for user wraith-pw');
+  });
+});
+
+describe('auth methods', () => {
+  beforeAll(trustHost);
+
+  test('password', async () => {
+    const id = await connection({ authMethod: 'password', secrets: { password: sshd.users.password.password } });
+    expect(await whoami(id)).toBe('wraith-pw');
+  });
+
+  test('wrong password → EAUTH with a plain message', async () => {
+    const id = await connection({ authMethod: 'password', secrets: { password: 'not-the-password' } });
+    const err = await failure(client.call('ssh.open', { connectionId: id }));
+    expect(err.code).toBe('EAUTH');
+    expect(err.message).toMatch(/refused the login/);
+    expect(err.message).not.toContain('not-the-password');
+  });
+
+  test('private key from the vault', async () => {
+    const id = await connection({ authMethod: 'key', username: sshd.users.key.username, secrets: { privateKey: sshd.users.key.privateKey } });
+    expect(await whoami(id)).toBe('wraith-key');
+  });
+
+  test('private key file (keyPath)', async () => {
+    const id = await connection({ authMethod: 'key', username: sshd.users.key.username, keyPath: sshd.users.key.privateKeyPath });
+    expect(await whoami(id)).toBe('wraith-key');
+  });
+
+  test('encrypted key with its passphrase; a missing or wrong passphrase says so', async () => {
+    const ok = await connection({
+      authMethod: 'key',
+      username: sshd.users.key.username,
+      secrets: { privateKey: sshd.users.key.encryptedKey, passphrase: sshd.users.key.passphrase },
+    });
+    expect(await whoami(ok)).toBe('wraith-key');
+
+    const none = await connection({ authMethod: 'key', username: sshd.users.key.username, keyPath: sshd.users.key.encryptedKeyPath });
+    const e1 = await failure(client.call('ssh.open', { connectionId: none }));
+    expect(e1.code).toBe('EAUTH');
+    expect(e1.message).toMatch(/encrypted/);
+
+    const wrong = await connection({
+      authMethod: 'key',
+      username: sshd.users.key.username,
+      keyPath: sshd.users.key.encryptedKeyPath,
+      secrets: { passphrase: 'wrong' },
+    });
+    const e2 = await failure(client.call('ssh.open', { connectionId: wrong }));
+    expect(e2.code).toBe('EAUTH');
+    expect(e2.message).toMatch(/passphrase/);
+  });
+
+  test('ssh-agent (a real ssh-agent holding the key)', async () => {
+    const id = await connection({ authMethod: 'agent', username: sshd.users.key.username });
+    const saved = process.env.SSH_AUTH_SOCK;
+    try {
+      delete process.env.SSH_AUTH_SOCK;
+      const err = await failure(client.call('ssh.open', { connectionId: id }));
+      expect(err.code).toBe('EAUTH');
+      expect(err.message).toMatch(/SSH_AUTH_SOCK/);
+      process.env.SSH_AUTH_SOCK = agent.socket;
+      expect(await whoami(id)).toBe('wraith-key');
+    } finally {
+      if (saved === undefined) delete process.env.SSH_AUTH_SOCK;
+      else process.env.SSH_AUTH_SOCK = saved;
+    }
+  });
+
+  test('keyboard-interactive: the PAM "Password:" prompt is answered through ssh.answer', async () => {
+    const id = await connection({ authMethod: 'keyboard-interactive' });
+    const seen: string[] = [];
+    const off = client.on('ssh.prompt', (p) => {
+      seen.push(...p.prompts.map((q) => q.prompt));
+      expect(p.connectionId).toBe(id);
+      expect(p.prompts[0]?.echo).toBe(false);
+      void client.call('ssh.answer', { promptId: p.promptId, answers: [sshd.users.password.password] });
+    });
+    try {
+      expect(await whoami(id)).toBe('wraith-pw');
+    } finally {
+      off();
+    }
+    expect(seen.some((p) => /password/i.test(p))).toBe(true);
+  });
+
+  test('keyboard-interactive: cancelled → EAUTH, unanswered → ETIMEOUT, stale answer → ENOTFOUND', async () => {
+    const id = await connection({ authMethod: 'keyboard-interactive' });
+    let lastPrompt = '';
+    const off = client.on('ssh.prompt', (p) => {
+      lastPrompt = p.promptId;
+      void client.call('ssh.answer', { promptId: p.promptId, answers: null });
+    });
+    const cancelled = await failure(client.call('ssh.open', { connectionId: id }));
+    off();
+    expect(cancelled.code).toBe('EAUTH');
+    expect(cancelled.message).toMatch(/cancelled/);
+
+    const timedOut = await failure(client.call('ssh.open', { connectionId: id })); // nobody answers (timeout 1.5 s here)
+    expect(timedOut.code).toBe('ETIMEOUT');
+
+    const stale = await failure(client.call('ssh.answer', { promptId: lastPrompt, answers: ['x'] }));
+    expect(stale.code).toBe('ENOTFOUND');
+  });
+
+  test('refused port and unresolvable host → EIO with plain messages', async () => {
+    const port = await freePort();
+    const refused = await connection({ port, authMethod: 'password', secrets: { password: 'x' } });
+    const e1 = await failure(client.call('ssh.open', { connectionId: refused }));
+    expect(e1.code).toBe('EIO');
+    expect(e1.message).toMatch(/refused the connection/);
+
+    const nowhere = await connection({ host: 'no-such-host.invalid', authMethod: 'password', secrets: { password: 'x' } });
+    const e2 = await failure(client.call('ssh.open', { connectionId: nowhere }));
+    expect(e2.code).toBe('EIO');
+    expect(e2.message).toMatch(/does not resolve/);
+  });
+});
+
+describe('changed host key', () => {
+  test('→ EHOSTKEY_CHANGED, refused, and sshd never saw a userauth request', async () => {
+    const id = await connection({ authMethod: 'password', secrets: { password: sshd.users.password.password } });
+    await trustHost();
+    const oldFingerprint = sshd.hostKeyFingerprint;
+    await sshd.restartWithNewHostKey();
+    expect(sshd.hostKeyFingerprint).not.toBe(oldFingerprint);
+    const logBefore = sshd.readLog().length;
+
+    const err = await failure(client.call('ssh.open', { connectionId: id }));
+    expect(err.code).toBe('EHOSTKEY_CHANGED');
+    expect(err.message).toContain(`Host key for ${sshd.host}:${sshd.port} (web01) changed — possible man-in-the-middle; nothing was sent`);
+    expect(err.details).toMatchObject({ fingerprint: sshd.hostKeyFingerprint, knownFingerprint: oldFingerprint, keyType: 'ssh-ed25519' });
+
+    // sshd (LogLevel DEBUG1) logs every "userauth-request for user … method …" it receives.
+    await new Promise((r) => setTimeout(r, 200)); // let sshd flush its log for the dropped connection
+    const log = sshd.readLog().slice(logBefore);
+    expect(log).toContain('Connection from 127.0.0.1'); // the attempt did reach the server…
+    expect(log).not.toContain('userauth-request'); // …but no login (and no password) did
+    expect(log).not.toMatch(/Accepted|Failed password/);
+
+    // Forgetting the old key deliberately, then trusting the new one, works.
+    await client.call('hostkeys.forget', { kind: 'ssh', host: sshd.host, port: sshd.port });
+    await trustHost();
+    expect(await whoami(id)).toBe('wraith-pw');
+  });
+});

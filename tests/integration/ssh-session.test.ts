@@ -1,0 +1,339 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { ContractClient } from '../../src-main/common/client.js';
+import type { EventPayload } from '../../src-main/common/contract/index.js';
+import { WraithError } from '../../src-main/common/errors.js';
+import { App } from '../../src-main/node/app.js';
+import { connectInProcess } from '../../src-main/node/in-process.js';
+import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
+
+let sshd: SshdHandle;
+let jump: SshdHandle;
+let app: App;
+let client: ContractClient;
+let dataDir: string;
+let connectionId: string;
+
+beforeAll(async () => {
+  [sshd, jump] = await Promise.all([startSshd(), startSshd()]);
+  dataDir = mkdtempSync(join(tmpdir(), 'wraith-ssh-session-'));
+  app = new App({ dataDir, host: 'in-process' });
+  client = connectInProcess(app);
+  client.subscribe(['']);
+  await client.call('vault.init', { protection: 'keyfile' });
+  await client.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
+  connectionId = (
+    await client.call('connections.create', {
+      name: 'web01',
+      kind: 'ssh',
+      host: sshd.host,
+      port: sshd.port,
+      username: sshd.users.password.username,
+      authMethod: 'password',
+      secrets: { password: sshd.users.password.password },
+    })
+  ).id;
+});
+
+afterAll(async () => {
+  client?.close();
+  await app?.dispose();
+  await Promise.all([sshd?.stop(), jump?.stop()]);
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Reads the session's output as plain text until `pattern` shows up after `sinceSeq`. */
+async function waitForOutput(sessionId: string, pattern: RegExp, sinceSeq = 0): Promise<{ text: string; nextSeq: number }> {
+  let text = '';
+  let seq = sinceSeq;
+  return until(`output ${pattern}`, async () => {
+    const r = await client.call('terminal.read', { sessionId, sinceSeq: seq, stripAnsi: true, maxBytes: 1024 * 1024 });
+    text += r.text;
+    seq = r.nextSeq;
+    return pattern.test(text) ? { text, nextSeq: seq } : undefined;
+  });
+}
+
+async function failure(p: Promise<unknown>): Promise<WraithError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof WraithError) return err;
+    throw err;
+  }
+  throw new Error('expected the call to fail');
+}
+
+async function openShell(): Promise<string> {
+  const { sessionId } = await client.call('ssh.open', { connectionId, cols: 100, rows: 30 });
+  await waitForOutput(sessionId, /\$ $/);
+  return sessionId;
+}
+
+describe('shell I/O', () => {
+  test('echo hello comes back; terminal.data seqs are contiguous; sinceSeq reads only what is new', async () => {
+    const data: EventPayload<'terminal.data'>[] = [];
+    const off = client.on('terminal.data', (d) => data.push(d));
+    const sessionId = await openShell();
+    const info = (await client.call('sessions.list')).find((s) => s.id === sessionId);
+    expect(info).toMatchObject({ kind: 'ssh', title: 'web01', connectionId, state: 'open' });
+
+    const before = await client.call('terminal.read', { sessionId, maxBytes: 1 });
+    await client.call('terminal.write', { sessionId, data: 'echo hello-$((6*7))\n' });
+    const { text } = await waitForOutput(sessionId, /hello-42\n/, before.nextSeq);
+    expect(text).toContain('echo hello-$((6*7))');
+    expect(text).not.toContain('Last login'); // only what came after sinceSeq
+
+    // Bytes as Uint8Array, never strings; each event starts where the last one ended.
+    const mine = data.filter((d) => d.sessionId === sessionId);
+    expect(mine.length).toBeGreaterThan(0);
+    let expected = 0;
+    for (const d of mine) {
+      expect(d.data).toBeInstanceOf(Uint8Array);
+      expect(d.seq).toBe(expected);
+      expected += d.data.length;
+    }
+    off();
+
+    // terminal.resize reaches the remote pty.
+    await client.call('terminal.resize', { sessionId, cols: 132, rows: 43 });
+    const mark = (await client.call('terminal.read', { sessionId, maxBytes: 1 })).nextSeq;
+    await client.call('terminal.write', { sessionId, data: new TextEncoder().encode('stty size\n') });
+    await waitForOutput(sessionId, /^43 132$/m, mark);
+
+    await client.call('sessions.close', { sessionId });
+    expect((await client.call('sessions.list')).some((s) => s.id === sessionId)).toBe(false);
+    expect((await failure(client.call('terminal.read', { sessionId }))).code).toBe('ENOTFOUND');
+  });
+
+  test('terminal.cwd: found over exec without OSC 7, from OSC 7 when the shell reports it', async () => {
+    const sessionId = await openShell();
+    let mark = (await client.call('terminal.read', { sessionId, maxBytes: 1 })).nextSeq;
+    await client.call('terminal.write', { sessionId, data: 'cd /usr/share && echo moved-$((1+1))\n' });
+    await waitForOutput(sessionId, /moved-2\n/, mark);
+    expect(await client.call('terminal.cwd', { sessionId })).toEqual({ cwd: '/usr/share', source: 'exec' });
+
+    mark = (await client.call('terminal.read', { sessionId, maxBytes: 1 })).nextSeq;
+    await client.call('terminal.write', {
+      sessionId,
+      data: `PROMPT_COMMAND='printf "\\033]7;file://%s%s\\033\\\\" "$HOSTNAME" "$PWD"'; cd /var && echo osc-$((2+2))\n`,
+    });
+    await waitForOutput(sessionId, /osc-4\n/, mark);
+    await until('OSC 7', async () => (await client.call('terminal.cwd', { sessionId })).source === 'osc7');
+    expect(await client.call('terminal.cwd', { sessionId })).toEqual({ cwd: '/var', source: 'osc7' });
+    await client.call('sessions.close', { sessionId });
+  });
+});
+
+describe('ssh.exec', () => {
+  let sessionId: string;
+  beforeAll(async () => {
+    ({ sessionId } = await client.call('ssh.open', { connectionId }));
+  });
+  afterAll(async () => {
+    await client.call('sessions.close', { sessionId });
+  });
+
+  test('rc, stdout and stderr apart, duration', async () => {
+    const r = await client.call('ssh.exec', { sessionId, command: 'echo out; echo err >&2; exit 3' });
+    expect(r).toMatchObject({ rc: 3, signal: null, stdout: 'out\n', stderr: 'err\n', truncated: false, timedOut: false });
+    expect(r.durationMs).toBeGreaterThan(0);
+  });
+
+  test('timeout kills the command', async () => {
+    const r = await client.call('ssh.exec', { sessionId, command: 'exec sleep 777', timeoutMs: 300 });
+    expect(r.timedOut).toBe(true);
+    expect(r.rc).toBeNull();
+    // The KILL signal reached it: no sleep 777 left on the server.
+    await until('sleep killed', async () => {
+      const ps = await client.call('ssh.exec', { sessionId, command: 'pgrep -u "$(id -u)" -fx "sleep 777" || true' });
+      return ps.stdout.trim() === '';
+    });
+  });
+
+  test('output caps: truncated at maxBytes, an endless command is stopped', async () => {
+    const r = await client.call('ssh.exec', { sessionId, command: 'head -c 100000 /dev/zero | tr "\\0" x', maxBytes: 1000 });
+    expect(r.stdout).toBe('x'.repeat(1000));
+    expect(r.truncated).toBe(true);
+
+    const endless = await client.call('ssh.exec', { sessionId, command: 'yes', maxBytes: 5000, timeoutMs: 60_000 });
+    expect(endless.truncated).toBe(true);
+    expect(endless.timedOut).toBe(false);
+    expect(endless.stdout.length).toBe(5000);
+
+    // A multi-byte character cut by the cap is dropped, not mangled.
+    const utf = await client.call('ssh.exec', { sessionId, command: 'printf "aé"', maxBytes: 2 });
+    expect(utf.stdout).toBe('a');
+  });
+
+  test('exec on an unknown session → ENOTFOUND', async () => {
+    expect((await failure(client.call('ssh.exec', { sessionId: 'nope', command: 'true' }))).code).toBe('ENOTFOUND');
+  });
+});
+
+describe('dropped connection and reconnect', () => {
+  test('the session turns disconnected with a reason, keeps its scrollback, and reconnects under the same id', async () => {
+    const sessionId = await openShell();
+    const exits: EventPayload<'terminal.exit'>[] = [];
+    const changes: EventPayload<'session.changed'>[] = [];
+    const offs = [client.on('terminal.exit', (e) => exits.push(e)), client.on('session.changed', (s) => changes.push(s))];
+    await client.call('terminal.write', { sessionId, data: 'echo before-$((10+1))\n' });
+    await waitForOutput(sessionId, /before-11\n/);
+
+    sshd.dropConnections();
+    await until('disconnected', () => changes.find((c) => c.id === sessionId && c.state === 'disconnected'));
+    const exit = await until('terminal.exit', () => exits.find((e) => e.sessionId === sessionId));
+    expect(exit.reason).toMatch(/Connection to web01 lost/);
+    const [info] = (await client.call('sessions.list')).filter((s) => s.id === sessionId);
+    expect(info?.state).toBe('disconnected');
+    expect(info?.reason).toMatch(/lost/);
+
+    const kept = await client.call('terminal.read', { sessionId, sinceSeq: 0, stripAnsi: true });
+    expect(kept.text).toContain('before-11');
+    expect(kept.closed).toBe(true);
+    expect((await failure(client.call('terminal.write', { sessionId, data: 'x' }))).code).toBe('ESESSIONCLOSED');
+    expect((await failure(client.call('ssh.exec', { sessionId, command: 'true' }))).code).toBe('ESESSIONCLOSED');
+
+    await client.call('ssh.reconnect', { sessionId });
+    expect((await client.call('sessions.list')).find((s) => s.id === sessionId)?.state).toBe('open');
+    const mark = kept.nextSeq;
+    await client.call('terminal.write', { sessionId, data: 'echo after-$((20+2))\n' });
+    await waitForOutput(sessionId, /after-22\n/, mark);
+    const all = await client.call('terminal.read', { sessionId, sinceSeq: 0, stripAnsi: true });
+    expect(all.text.indexOf('before-11')).toBeLessThan(all.text.indexOf('after-22'));
+    expect((await client.call('ssh.exec', { sessionId, command: 'echo ok' })).stdout).toBe('ok\n');
+    for (const off of offs) off();
+    await client.call('sessions.close', { sessionId });
+  });
+
+  test('the shell exiting ends the session with its code', async () => {
+    const sessionId = await openShell();
+    const exits: EventPayload<'terminal.exit'>[] = [];
+    const off = client.on('terminal.exit', (e) => exits.push(e));
+    await client.call('terminal.write', { sessionId, data: 'exit 7\n' });
+    const exit = await until('terminal.exit', () => exits.find((e) => e.sessionId === sessionId));
+    expect(exit).toMatchObject({ code: 7, reason: 'The shell exited with code 7.' });
+    off();
+    await client.call('sessions.close', { sessionId });
+  });
+});
+
+describe('flow control under `yes`', () => {
+  test('without a view memory stays bounded; a view that stops acking pauses the channel; acks resume it; Ctrl+C stops it', async () => {
+    const sessionId = await openShell();
+    const session = app.terminals.get(sessionId);
+    const mb = (n: number) => n * 1024 * 1024;
+    const rss = () => process.memoryUsage().rss;
+
+    // 1. No view (CLI / XO readers only): full speed, the ring buffer bounds what is kept.
+    await client.call('terminal.write', { sessionId, data: 'yes\n' });
+    await until('8 MiB of output', () => session.ring.endSeq > mb(8), 60_000);
+    const rssStart = rss();
+    let rssMax = rssStart;
+    await until(
+      '40 MiB of output',
+      () => {
+        rssMax = Math.max(rssMax, rss());
+        return session.ring.endSeq > mb(40);
+      },
+      120_000,
+    );
+    expect(session.flow.armed).toBe(false);
+    const r = await client.call('terminal.read', { sessionId, sinceSeq: 0, maxBytes: 16 });
+    expect(r.dropped).toBeGreaterThan(mb(38)); // only the last 1 MiB is kept
+    // 32+ MiB went through; the host grew by far less (buffers are recycled, nothing accumulates).
+    expect(rssMax - rssStart).toBeLessThan(mb(96));
+
+    // 2. A view attaches (ack 0) and then never acks: past the high watermark the channel pauses
+    // and the stream stops (ssh2 stops widening the window, the server blocks on it).
+    await client.call('terminal.ack', { sessionId, bytes: 0 });
+    await until('paused', () => session.flow.paused);
+    expect(session.flow.unacked).toBeGreaterThan(512 * 1024);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const stalledAt = session.ring.endSeq;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(session.ring.endSeq).toBe(stalledAt);
+    expect(session.flow.paused).toBe(true);
+
+    // 3. The view catches up: below the low watermark it resumes — and, acking nothing more,
+    // pauses again one high watermark later.
+    await client.call('terminal.ack', { sessionId, bytes: session.flow.unacked });
+    await until('output flows again', () => session.ring.endSeq > stalledAt + 256 * 1024);
+    await until('paused again', () => session.flow.paused);
+
+    // 4. Ctrl+C stops it, promptly, with the view acking what it receives.
+    const off = client.on('terminal.data', (d) => {
+      if (d.sessionId === sessionId) void client.call('terminal.ack', { sessionId, bytes: d.data.length });
+    });
+    await client.call('terminal.write', { sessionId, data: '\x03' });
+    // The view works through its backlog (what it was sent before it caught up).
+    await client.call('terminal.ack', { sessionId, bytes: session.flow.unacked });
+    await until('prompt after ^C', async () => {
+      const tail = await client.call('terminal.read', { sessionId, maxBytes: 256, stripAnsi: true });
+      return /\^C\n?.*\$ $/.test(tail.text);
+    });
+    off();
+    const stoppedAt = session.ring.endSeq;
+    await client.call('terminal.write', { sessionId, data: 'echo still-$((3*3))\n' });
+    const after = await waitForOutput(sessionId, /still-9\n/, stoppedAt);
+    expect(after.text).not.toMatch(/^y$/m);
+    await client.call('sessions.close', { sessionId });
+  }, 240_000);
+});
+
+describe('jump host', () => {
+  test('the target is reached through a jump sshd; each hop has its own host-key check and credentials', async () => {
+    const jumpConn = await client.call('connections.create', {
+      name: 'bastion',
+      kind: 'ssh',
+      host: jump.host,
+      port: jump.port,
+      username: jump.users.key.username,
+      authMethod: 'key',
+      secrets: { privateKey: jump.users.key.privateKey },
+    });
+    const target = await client.call('connections.create', {
+      name: 'db01',
+      kind: 'ssh',
+      host: sshd.host,
+      port: sshd.port,
+      username: sshd.users.password.username,
+      authMethod: 'password',
+      jumpHostId: jumpConn.id,
+      secrets: { password: sshd.users.password.password },
+    });
+
+    // The jump host's key is unknown: refused at the first hop.
+    const e1 = await failure(client.call('ssh.open', { connectionId: target.id }));
+    expect(e1.code).toBe('EHOSTKEY_UNKNOWN');
+    expect(e1.details).toMatchObject({ port: jump.port, fingerprint: jump.hostKeyFingerprint, connectionName: 'bastion' });
+    await client.call('hostkeys.trust', { kind: 'ssh', host: jump.host, port: jump.port, keyType: jump.hostKeyType, fingerprint: jump.hostKeyFingerprint });
+
+    // The target's key is checked too, through the tunnel.
+    await client.call('hostkeys.forget', { kind: 'ssh', host: sshd.host, port: sshd.port });
+    const e2 = await failure(client.call('ssh.open', { connectionId: target.id }));
+    expect(e2.code).toBe('EHOSTKEY_UNKNOWN');
+    expect(e2.details).toMatchObject({ port: sshd.port, fingerprint: sshd.hostKeyFingerprint, connectionName: 'db01' });
+    await client.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
+
+    const { sessionId } = await client.call('ssh.open', { connectionId: target.id });
+    const r = await client.call('ssh.exec', { sessionId, command: 'whoami' });
+    expect(r.stdout).toBe('wraith-pw\n');
+    // The jump sshd forwarded it: it logged the direct-tcpip request to the target's port.
+    expect(jump.readLog()).toMatch(new RegExp(`direct-tcpip.*\\n?.*port ${sshd.port}|target 127\\.0\\.0\\.1 port ${sshd.port}`));
+    expect(jump.readLog()).toContain('Accepted publickey for wraith-key');
+    await client.call('sessions.close', { sessionId });
+  });
+});
