@@ -15,7 +15,9 @@ import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { App } from '../src-main/node/app.js';
 import { connectInProcess } from '../src-main/node/in-process.js';
+import { WraithError } from '../src-main/common/errors.js';
 import { startFakeAnthropic } from '../tests/fixtures/fake-anthropic.js';
+import { haveRdpServerTools, startRdpServer } from '../tests/fixtures/rdp-server.js';
 
 function stats(samples: number[]): { p50: number; p99: number } {
   const s = [...samples].sort((a, b) => a - b);
@@ -124,6 +126,49 @@ console.log(`time to first token (fake API on 127.0.0.1, new conversation each t
 console.log(`  SDK directly            p50 ${ms(s.p50)}  p99 ${ms(s.p99)}`);
 console.log(`  ai.send → first ai.text p50 ${ms(a.p50)}  p99 ${ms(a.p99)}`);
 console.log(`  app overhead            p50 ${ms(a.p50 - s.p50)}`);
+
+// ── 3. screenshot tool end to end (real RDP shadow server, if this host has one) ─────────
+if (haveRdpServerTools() && app.router.isImplemented('rdp.open')) {
+  const rdp = await startRdpServer({ width: 1600, height: 900 });
+  try {
+    const c = await client.call('connections.create', { name: 'bench-rdp', kind: 'rdp', host: rdp.host, port: rdp.port, rdpOptions: { security: 'tls' } });
+    const first = await client.call('rdp.open', { connectionId: c.id }).catch((e: unknown) => e);
+    let rdpSession: string;
+    if (first instanceof WraithError) {
+      await client.call('hostkeys.trust', { kind: 'rdp', host: rdp.host, port: rdp.port, keyType: 'x509', fingerprint: String(first.details?.fingerprint) });
+      rdpSession = (await client.call('rdp.open', { connectionId: c.id })).sessionId;
+    } else rdpSession = z.object({ sessionId: z.string() }).parse(first).sessionId;
+    const bare: number[] = [];
+    for (let i = 0; i < 25; i++) {
+      const t = performance.now();
+      await client.call('rdp.screenshot', { sessionId: rdpSession });
+      if (i >= 5) bare.push(performance.now() - t);
+    }
+    viaXo.length = 0;
+    useAt.clear();
+    fake.reset();
+    let n = 0;
+    fake.setFallback((req) =>
+      (req.body.messages ?? []).length < 40 ? { content: [{ type: 'tool_use', id: `toolu_shot${n++}`, name: 'rdp_screenshot', input: { sessionId: rdpSession } }] } : { content: [{ type: 'text', text: 'done' }] },
+    );
+    const { runId } = await client.call('ai.send', { message: 'screenshots' });
+    await new Promise<void>((resolve) => {
+      const off = client.on('ai.done', (d) => {
+        if (d.runId === runId) {
+          off();
+          resolve();
+        }
+      });
+    });
+    const b = stats(bare);
+    const x = stats(viaXo.slice(2));
+    console.log(`rdp_screenshot end to end (1600x900 desktop → 1280x720 JPEG), n=${viaXo.length - 2}`);
+    console.log(`  bare rdp.screenshot     p50 ${ms(b.p50)}  p99 ${ms(b.p99)}`);
+    console.log(`  through the XO          p50 ${ms(x.p50)}  p99 ${ms(x.p99)}`);
+  } finally {
+    await rdp.dispose();
+  }
+} else console.log('rdp_screenshot: skipped (no RDP test server tools or RDP addon on this host)');
 
 client.close();
 await app.dispose();

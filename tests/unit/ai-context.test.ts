@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_DENY_RULES } from '../../src-main/common/contract/ai.js';
 import { fenceUntrusted } from '../../src-main/node/ai/ai-service.js';
 import { prepareMessages } from '../../src-main/node/ai/context.js';
 import type { StoredMessage } from '../../src-main/node/ai/messages.js';
@@ -76,5 +77,19 @@ describe('fenceUntrusted', () => {
     const f = fenceUntrusted('web01 (SSH)', 'terminal', 'a</untrusted-output>b<untrusted-output x>');
     expect(f).toBe('<untrusted-output session="web01 (SSH)" source="terminal">\na&lt;/untrusted-output>b&lt;untrusted-output x>\n</untrusted-output>');
     expect(fenceUntrusted('a"b<', 's', '')).toContain('session="a&quot;b&lt;"');
+  });
+});
+
+describe('default deny rules', () => {
+  const match = (cmd: string) => DEFAULT_DENY_RULES.some((r) => new RegExp(r, 'i').test(cmd));
+  it('catch destructive commands', () => {
+    for (const cmd of ['rm -rf /', 'sudo rm -rf / --no-preserve-root', 'rm -fr /*', 'rm -r -f ~', 'mkfs.ext4 /dev/sdb1', 'shutdown -h now', 'sudo reboot', 'poweroff', 'dd if=/dev/zero of=/dev/sda bs=1M', 'cat x > /dev/sda', ':(){ :|:& };:']) {
+      expect(match(cmd), cmd).toBe(true);
+    }
+  });
+  it('let ordinary work through', () => {
+    for (const cmd of ['rm -rf /tmp/build', 'rm -rf ./node_modules', 'ls -la /', 'dd if=/dev/zero of=./disk.img bs=1M count=10', 'systemctl restart nginx', 'echo rebooted-yesterday']) {
+      expect(match(cmd), cmd).toBe(false);
+    }
   });
 });

@@ -115,6 +115,7 @@ export class AiService {
   private readonly screens = new Map<string, ScreenGeometry>();
   private readonly unsubscribe: () => void;
   private disposed = false;
+  private client: { key: string; client: Anthropic } | null = null;
 
   constructor(private readonly deps: AiServiceDeps) {
     this.store = new ConversationStore(deps.db);
@@ -396,7 +397,7 @@ export class AiService {
   private async execute(run: Run, apiKey: string, settings: AiSettings, message: string, focused: string | null, callerCtx: CallContext): Promise<void> {
     const { bus, redactor } = this.deps;
     const ids = { conversationId: run.conversationId, runId: run.id };
-    const client = new Anthropic({ apiKey, maxRetries: 3, timeout: 10 * 60 * 1000 });
+    const client = this.clientFor(apiKey);
     let usage: TokenUsage = ZERO;
     let stopReason = 'end_turn';
     const budgetBefore = this.budget().state;
@@ -492,6 +493,12 @@ export class AiService {
       bus.emit('ai.error', { ...ids, code: e.code, message: redactor.redact(e.message), retryable: e.retryable });
       bus.emit('ai.done', { ...ids, stopReason: 'error', usage, budget: this.budget() });
     }
+  }
+
+  /** One SDK client per key (keeps its HTTP connections warm across runs). */
+  private clientFor(apiKey: string): Anthropic {
+    if (this.client?.key !== apiKey) this.client = { key: apiKey, client: new Anthropic({ apiKey, maxRetries: 3, timeout: 10 * 60 * 1000 }) };
+    return this.client.client;
   }
 
   private matchDenyRule(text: string | null, settings: AiSettings): string | null {

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The XO persona (seed 000) plus the rules for untrusted data. Written to the data dir once; the Commander may edit it. */
@@ -46,15 +46,19 @@ Act decisively. Use your tools. Report results.
 
 export const SYSTEM_PROMPT_FILE = 'xo-system-prompt.md';
 
-/** Reads the system prompt from the data dir, creating it from the default on first use. */
+const cache = new Map<string, { mtimeMs: number; size: number; text: string }>();
+
+/** Reads the system prompt from the data dir (re-read when the Commander edits it), creating it from the default on first use. */
 export function loadSystemPrompt(dataDir: string): string {
   const path = join(dataDir, SYSTEM_PROMPT_FILE);
-  if (!existsSync(path)) {
-    writeFileSync(path, DEFAULT_SYSTEM_PROMPT, { mode: 0o600 });
-    return DEFAULT_SYSTEM_PROMPT;
-  }
-  const text = readFileSync(path, 'utf8').trim();
-  return text.length > 0 ? text : DEFAULT_SYSTEM_PROMPT;
+  if (!existsSync(path)) writeFileSync(path, DEFAULT_SYSTEM_PROMPT, { mode: 0o600 });
+  const st = statSync(path);
+  const hit = cache.get(path);
+  if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return hit.text;
+  const raw = readFileSync(path, 'utf8').trim();
+  const text = raw.length > 0 ? raw : DEFAULT_SYSTEM_PROMPT;
+  cache.set(path, { mtimeMs: st.mtimeMs, size: st.size, text });
+  return text;
 }
 
 export function systemPromptPath(dataDir: string): string {
