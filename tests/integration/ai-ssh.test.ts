@@ -222,7 +222,8 @@ describe('XO on a real SSH session', () => {
     fake.enqueue(
       { content: [{ type: 'tool_use', id: 'toolu_pw', name: 'terminal_write', input: { sessionId, text: `${secret}\n` } }] },
       async () => {
-        await terminalShows(/got:/);
+        // A line that starts with the echo (the command line itself also contains "got:").
+        await terminalShows(/^got:/m);
         return { content: [{ type: 'tool_use', id: 'toolu_rd2', name: 'terminal_read', input: { sessionId, lines: 5 } }] };
       },
       { content: [{ type: 'text', text: 'ok' }] },
