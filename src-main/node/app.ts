@@ -85,6 +85,7 @@ export class App {
       promptTimeoutMs: options.terminal?.promptTimeoutMs,
     });
     this.pty = new PtyService(terminalDeps);
+    this.rdp.openTunnel = (via, host, port) => this.ssh.openTunnel(via, host, port);
     this.registerTerminals();
     this.registerSftp();
     this.audit = new AuditLog(this.db);
