@@ -69,7 +69,8 @@ export class App {
     });
     this.registerFoundation();
     this.registerRdp();
-    this.terminals = new TerminalService();
+    // Whatever a person types at a password prompt becomes a secret the redactor removes.
+    this.terminals = new TerminalService((id, data) => this.passwordPrompts.noteInput(id, data));
     const terminalDeps = {
       bus: this.bus,
       sessions: this.sessions,
