@@ -2,6 +2,8 @@ import { events, methods } from '../common/contract/index.js';
 import { OK } from '../common/contract/define.js';
 import { WraithError } from '../common/errors.js';
 import { describeContract } from '../common/contract/describe.js';
+import { AiService } from './ai/ai-service.js';
+import { AuditLog } from './audit/audit-log.js';
 import { type Db, openDatabase } from './db/database.js';
 import { ConnectionsService } from './connections/connections-service.js';
 import { importSshConfig } from './connections/ssh-config-import.js';
@@ -9,6 +11,7 @@ import { HostKeyStore } from './hostkeys/host-key-store.js';
 import { packageVersion } from './paths.js';
 import { RdpService } from './rdp/rdp-service.js';
 import { EventBus, Router } from './router.js';
+import { PasswordPromptTracker, Redactor } from './security/redact.js';
 import { SessionRegistry } from './sessions/session-registry.js';
 import { SettingsService } from './settings/settings-service.js';
 import { PtyService } from './pty/pty-service.js';
@@ -42,6 +45,10 @@ export class App {
   readonly hostKeys: HostKeyStore;
   readonly sessions: SessionRegistry;
   readonly rdp: RdpService;
+  readonly redactor = new Redactor();
+  readonly passwordPrompts = new PasswordPromptTracker(this.redactor);
+  readonly audit: AuditLog;
+  readonly ai: AiService;
   readonly terminals: TerminalService;
   readonly ssh: SshService;
   readonly pty: PtyService;
@@ -62,7 +69,8 @@ export class App {
     });
     this.registerFoundation();
     this.registerRdp();
-    this.terminals = new TerminalService();
+    // Whatever a person types at a password prompt becomes a secret the redactor removes.
+    this.terminals = new TerminalService((id, data) => this.passwordPrompts.noteInput(id, data));
     const terminalDeps = {
       bus: this.bus,
       sessions: this.sessions,
@@ -78,13 +86,28 @@ export class App {
       promptTimeoutMs: options.terminal?.promptTimeoutMs,
     });
     this.pty = new PtyService(terminalDeps);
+    this.rdp.openTunnel = (via, host, port) => this.ssh.openTunnel(via, host, port);
     this.registerTerminals();
     this.registerSftp();
+    this.audit = new AuditLog(this.db);
+    this.ai = new AiService({
+      db: this.db,
+      router: this.router,
+      bus: this.bus,
+      vault: this.vault,
+      sessions: this.sessions,
+      audit: this.audit,
+      redactor: this.redactor,
+      tracker: this.passwordPrompts,
+      dataDir: options.dataDir,
+    });
+    this.registerAi();
   }
 
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
+    await this.ai.dispose();
     // Transfers first: their remote temp files are removed over the SSH connections.
     await this.sftp.dispose();
     this.ssh.dispose();
@@ -180,5 +203,25 @@ export class App {
 
   private registerSftp(): void {
     registerSftpHandlers(this.router, this.sftp);
+  }
+
+  private registerAi(): void {
+    const r = this.router;
+    const ai = this.ai;
+    r.handle('ai.send', (i, ctx) => ai.send(i, ctx));
+    r.handle('ai.abort', (i) => ({ aborted: ai.abort(i) }));
+    r.handle('ai.approve', (i, ctx) => (ai.approve(i.runId, i.toolUseId, i.all, ctx), OK));
+    r.handle('ai.deny', (i, ctx) => (ai.deny(i.runId, i.toolUseId, i.reason, ctx), OK));
+    r.handle('ai.mode.get', () => ({ mode: ai.getMode() }));
+    r.handle('ai.mode.set', (i) => ({ mode: ai.setMode(i.mode) }));
+    r.handle('ai.conversations.list', (i) => ai.listConversations(i?.limit ?? 50, i?.offset ?? 0));
+    r.handle('ai.conversations.get', (i) => ai.getConversation(i.id));
+    r.handle('ai.conversations.rename', (i) => ai.store.rename(i.id, i.title));
+    r.handle('ai.conversations.delete', (i) => (ai.store.delete(i.id), OK));
+    r.handle('ai.conversations.search', (i) => ai.store.search(i.query, i.limit));
+    r.handle('ai.usage', (i) => ai.usage(i?.conversationId));
+    r.handle('ai.settings.get', () => ai.settingsView());
+    r.handle('ai.settings.set', (i) => ai.setSettings(i));
+    r.handle('audit.list', (i) => this.audit.list(i ?? { limit: 100 }));
   }
 }

@@ -169,9 +169,20 @@ function serveStatic(root: string | undefined, pathname: string, res: ServerResp
   createReadStream(file).pipe(res);
 }
 
+/**
+ * Past this much unsent data, stream events (terminal output, RDP frames) are not queued for
+ * that client: a reader that does not keep up (a paused `wraith events`, a stalled tab) must not
+ * grow the host's memory. Terminal seqs are byte offsets, so a client sees the gap and catches
+ * up with terminal.read; RDP views repaint from rdp.framebuffer. Replies are never dropped.
+ */
+const STREAM_HIGH_WATER_BYTES = 8 * 1024 * 1024;
+const STREAM_EVENTS = new Set(['terminal.data', 'rdp.frame']);
+
 function serveSocket(app: App, ws: WebSocket, origin: 'ui' | 'cli'): void {
   const connection = openConnection(app, origin, (m: ServerMessage) => {
-    if (ws.readyState === WebSocket.OPEN) ws.send(encodeFrame(m), { binary: true });
+    if (ws.readyState !== WebSocket.OPEN) return;
+    if (m.t === 'event' && STREAM_EVENTS.has(m.name) && ws.bufferedAmount > STREAM_HIGH_WATER_BYTES) return;
+    ws.send(encodeFrame(m), { binary: true });
   });
   const refuseFrame = (message: string) =>
     ws.send(encodeFrame({ t: 'error', id: null, error: { code: 'EBADARGS', message } } satisfies ServerMessage));

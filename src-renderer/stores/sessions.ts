@@ -260,13 +260,26 @@ export const useSessionsStore = defineStore('sessions', () => {
     }
   }
 
-  /** A new session in the same view (its scrollback stays): local shells after they exit. */
+  /**
+   * Starts the shell again in the same view, keeping the scrollback: a local shell whose process
+   * exited is relaunched in place (same session); a session the host no longer has is opened anew.
+   */
   async function relaunch(key: string, cols: number, rows: number): Promise<void> {
     const tab = find(key);
     if (!tab) return;
-    const old = tab.sessionId;
-    // The exited session may still be listed (state disconnected); it is done, free it.
-    if (old && infos.value[old]) await host.call('sessions.close', { sessionId: old }).catch(() => undefined);
+    const sessionId = tab.sessionId;
+    if (tab.kind === 'pty' && sessionId && infos.value[sessionId]) {
+      tab.problem = null;
+      try {
+        await host.call('pty.relaunch', { sessionId });
+        const info = infos.value[sessionId];
+        if (info) applyInfo(info);
+      } catch (err) {
+        const e = asWraithError(err);
+        tab.problem = { code: e.code, message: e.message, details: e.details ?? {} };
+      }
+      return;
+    }
     tab.sessionId = null;
     tab.reattach = false;
     await start(key, cols, rows);

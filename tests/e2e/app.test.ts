@@ -146,6 +146,23 @@ describe('the Wraith window in browser mode', () => {
     await shell.waitFor({ state: 'detached' });
   });
 
+  it('sets up the vault with a master password from the status bar', async () => {
+    await page.locator('.status-bar').getByRole('button', { name: /Vault: not set up/ }).click();
+    const dialog = page.getByRole('dialog', { name: 'Set up the vault' });
+    await dialog.getByLabel('No master password: keep the key in a file instead').check();
+    expect(await dialog.getByRole('alert').innerText()).toContain('Anyone who can read your files');
+    await dialog.getByLabel('No master password: keep the key in a file instead').uncheck();
+    await dialog.locator('input[name=master-password]').fill('short');
+    await dialog.locator('input[name=master-password-confirm]').fill('short');
+    await dialog.getByRole('button', { name: 'Set master password' }).click();
+    expect(await dialog.getByRole('alert').innerText()).toBe('Use at least 8 characters.');
+    await dialog.locator('input[name=master-password]').fill('correct horse battery');
+    await dialog.locator('input[name=master-password-confirm]').fill('correct horse battery');
+    await dialog.getByRole('button', { name: 'Set master password' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await page.locator('.status-bar').getByText('Vault: unlocked').waitFor();
+  });
+
   it('keeps groups and connections across a host restart', async () => {
     await page.screenshot({ path: '/tmp/wraith-main.png' });
     await server.restart();
@@ -159,6 +176,19 @@ describe('the Wraith window in browser mode', () => {
     expect(await tree().getByRole('treeitem', { name: /^Production, group/ }).count()).toBe(1);
     expect(await tree().getByRole('treeitem', { name: /^web-a, SSH/ }).count()).toBe(1);
     expect(await page.getByRole('button', { name: '#prod' }).count()).toBe(1);
+  });
+
+  it('asks for the master password after the restart, and says so when it is wrong', async () => {
+    await page.locator('.status-bar').getByRole('button', { name: /Vault: locked/ }).click();
+    const dialog = page.getByRole('dialog', { name: 'Unlock the vault' });
+    await dialog.locator('input[name=master-password]').fill('not the password');
+    await dialog.getByRole('button', { name: 'Unlock' }).click();
+    await dialog.getByRole('alert').waitFor();
+    expect(await dialog.getByRole('alert').innerText()).toBe('Wrong master password.');
+    await dialog.locator('input[name=master-password]').fill('correct horse battery');
+    await dialog.getByRole('button', { name: 'Unlock' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await page.locator('.status-bar').getByText('Vault: unlocked').waitFor();
   });
 
   it('logged no errors in the page', () => {

@@ -95,6 +95,23 @@ describe.skipIf(!HAS_TERMINAL_BACKEND)('terminals in browser mode (needs the SSH
     expect(await page.locator('.status-bar').innerText()).toContain('Sessions: 1');
   });
 
+  it('finds text with Ctrl+Shift+F and closes the search with Escape', async () => {
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.press('Control+Shift+F');
+    const search = page.getByRole('searchbox', { name: 'Find in terminal' });
+    await search.waitFor();
+    await search.fill('hello');
+    await search.press('Enter');
+    // "echo hello" and its output: two matches.
+    const count = page.locator('.tab-panel:visible .search-count');
+    await expect.poll(() => count.innerText()).toMatch(/^\d of 2$/);
+    await search.fill('no-such-text-anywhere');
+    await search.press('Enter');
+    await expect.poll(() => count.innerText()).toBe('No matches');
+    await search.press('Escape');
+    await search.waitFor({ state: 'detached' });
+  });
+
   it('asks before a multi-line paste, then pastes it', async () => {
     const id = await activeSessionId();
     const paste = () =>
@@ -162,6 +179,31 @@ describe.skipIf(!HAS_TERMINAL_BACKEND)('terminals in browser mode (needs the SSH
     await waitForLine(id, 'new-key-ok');
   });
 
+  it('stays responsive under a flood of output (yes), and Ctrl+C stops it', async () => {
+    const id = await activeSessionId();
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type('yes wraith-flood\n');
+    await expect.poll(async () => (await terminalText(id)).split('\n').filter((l) => l === 'wraith-flood').length, { timeout: 15_000 }).toBeGreaterThan(50);
+    await page.keyboard.press('Control+C');
+    await page.keyboard.type('echo flood-$((2*21))\n');
+    await waitForLine(id, 'flood-42');
+    // The UI answered throughout: another part of the window still reacts.
+    await page.keyboard.press('Control+Shift+K');
+    await page.getByRole('complementary', { name: 'XO copilot' }).waitFor();
+    await page.keyboard.press('Control+Shift+K');
+  });
+
+  it('re-attaches open sessions after a page reload, with their recent output', async () => {
+    const id = await activeSessionId();
+    await page.reload();
+    await page.getByText('Host: connected').waitFor();
+    expect(await activeSessionId()).toBe(id);
+    await expect.poll(() => terminalText(id)).toContain('flood-42');
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type('echo after-reload\n');
+    await waitForLine(id, 'after-reload');
+  });
+
   it('runs a local shell in the Ctrl+Shift+G panel, and relaunches it after exit', async () => {
     await page.keyboard.press('Control+Shift+G');
     const panel = page.getByRole('region', { name: 'Local shell' });
@@ -184,6 +226,17 @@ describe.skipIf(!HAS_TERMINAL_BACKEND)('terminals in browser mode (needs the SSH
     await page.keyboard.type('echo again-$((6*7))\n');
     await waitForLine(relaunched, 'again-42');
     expect(await terminalText(relaunched)).toContain('local-42'); // the scrollback stays in the view
+  });
+
+  it('opens a local shell as a tab', async () => {
+    const panel = page.getByRole('region', { name: 'Local shell' });
+    await panel.getByRole('button', { name: 'Open as tab' }).click();
+    await page.locator('.tab.active', { hasText: 'bash' }).waitFor();
+    const id = await activeSessionId();
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type('echo tab-$((5*5))\n');
+    await waitForLine(id, 'tab-25');
+    expect(await page.locator('.tab').count()).toBe(2);
   });
 
   it('takes a screenshot of the window with a terminal open', async () => {

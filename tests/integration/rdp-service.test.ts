@@ -15,6 +15,7 @@ import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
 import { toDesktopPoint } from '../../src-main/node/rdp/screenshot.js';
 import { type RdpTestServer, startRdpServer } from '../fixtures/rdp-server.js';
+import { startSshd } from '../fixtures/sshd.js';
 
 let server: RdpTestServer;
 let app: App;
@@ -34,14 +35,14 @@ afterAll(async () => {
   await server?.dispose();
 });
 
-async function openTrusted(): Promise<string> {
-  const first = await client.call('rdp.open', { connectionId }).catch((e: unknown) => (e instanceof WraithError ? e : Promise.reject(e)));
+async function openTrusted(id = connectionId): Promise<string> {
+  const first = await client.call('rdp.open', { connectionId: id }).catch((e: unknown) => (e instanceof WraithError ? e : Promise.reject(e)));
   if (!(first instanceof WraithError)) return first.sessionId;
   expect(first.code).toBe('ECERT_UNKNOWN');
   const fingerprint = first.details?.fingerprint;
   expect(fingerprint).toMatch(/^([0-9a-f]{2}:){31}[0-9a-f]{2}$/i);
   await client.call('hostkeys.trust', { kind: 'rdp', host: server.host, port: server.port, keyType: 'x509', fingerprint: String(fingerprint) });
-  return (await client.call('rdp.open', { connectionId })).sessionId;
+  return (await client.call('rdp.open', { connectionId: id })).sessionId;
 }
 
 test('unknown certificate first, then trusted: the session opens and is listed', async () => {
@@ -120,4 +121,25 @@ test('bad input is refused with codes; a dead server leaves a clean disconnected
   await client.call('rdp.reconnect', { sessionId });
   expect((await client.call('sessions.list')).find((s) => s.id === sessionId)).toMatchObject({ state: 'open' });
   await client.call('sessions.close', { sessionId });
+});
+
+test('through an SSH jump host: the tunnel carries RDP, the certificate is checked for the real target', async () => {
+  const sshd = await startSshd();
+  try {
+    await client.call('vault.init', { protection: 'keyfile' }).catch(() => undefined);
+    const jump = await client.call('connections.create', {
+      name: 'bastion', kind: 'ssh', host: sshd.host, port: sshd.port, username: sshd.users.password.username,
+      secrets: { password: sshd.users.password.password },
+    });
+    await client.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
+    const rdp = await client.call('connections.create', { name: 'behind', kind: 'rdp', host: '127.0.0.1', port: server.port, jumpHostId: jump.id, rdpOptions: { security: 'tls' } });
+    const sessionId = await openTrusted(rdp.id);
+    const shot = await client.call('rdp.screenshot', { sessionId, maxWidth: 320, maxHeight: 200 });
+    expect(shot.width).toBeLessThanOrEqual(320);
+    // The forwarded connection shows in sshd's log as a direct-tcpip channel to the RDP port.
+    expect(sshd.readLog()).toMatch(new RegExp(`direct_tcpip.*target 127\\.0\\.0\\.1 port ${server.port}`));
+    await client.call('sessions.close', { sessionId });
+  } finally {
+    await sshd.stop();
+  }
 });

@@ -187,6 +187,19 @@ describe('auth methods', () => {
     expect(stale.code).toBe('ENOTFOUND');
   });
 
+  test('shutting down while a login waits for the user cancels it and leaves nothing behind', async () => {
+    const id = await connection({ authMethod: 'keyboard-interactive' });
+    const prompted = new Promise<void>((resolve) => {
+      const off = client.on('ssh.prompt', () => (off(), resolve()));
+    });
+    const opening = failure(client.call('ssh.open', { connectionId: id }));
+    await prompted;
+    app.ssh.dispose(); // what App.dispose() does first
+    const err = await opening;
+    expect(err.code).toBe('ECANCELLED');
+    expect(await client.call('sessions.list')).toEqual([]);
+  });
+
   test('refused port and unresolvable host → EIO with plain messages', async () => {
     const port = await freePort();
     const refused = await connection({ port, authMethod: 'password', secrets: { password: 'x' } });

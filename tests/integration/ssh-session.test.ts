@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -163,6 +164,16 @@ describe('ssh.exec', () => {
     });
   });
 
+  test('timeout kills the whole command, not just its shell', async () => {
+    const running = client.call('ssh.exec', { sessionId, command: 'sleep 888; echo never', timeoutMs: 2000 });
+    const pgrep = async () => (await client.call('ssh.exec', { sessionId, command: 'pgrep -u "$(id -u)" -fx "sleep 888" || true' })).stdout.trim();
+    await until('sleep running', async () => (await pgrep()) !== '');
+    const r = await running;
+    expect(r.timedOut).toBe(true);
+    expect(r.stdout).toBe('');
+    await until('compound command killed', async () => (await pgrep()) === '');
+  });
+
   test('output caps: truncated at maxBytes, an endless command is stopped', async () => {
     const r = await client.call('ssh.exec', { sessionId, command: 'head -c 100000 /dev/zero | tr "\\0" x', maxBytes: 1000 });
     expect(r.stdout).toBe('x'.repeat(1000));
@@ -226,6 +237,46 @@ describe('dropped connection and reconnect', () => {
     const exit = await until('terminal.exit', () => exits.find((e) => e.sessionId === sessionId));
     expect(exit).toMatchObject({ code: 7, reason: 'The shell exited with code 7.' });
     off();
+    await client.call('sessions.close', { sessionId });
+  });
+});
+
+describe('keepalive', () => {
+  test('a server that stops answering is detected and the session turns disconnected', async () => {
+    const conn = await client.call('connections.create', {
+      name: 'frozen',
+      kind: 'ssh',
+      host: sshd.host,
+      port: sshd.port,
+      username: sshd.users.password.username,
+      authMethod: 'password',
+      sshOptions: { keepaliveIntervalMs: 200 },
+      secrets: { password: sshd.users.password.password },
+    });
+    const { sessionId } = await client.call('ssh.open', { connectionId: conn.id });
+    // Freeze (SIGSTOP) every per-connection sshd process: TCP stays up, nothing answers.
+    const listener = Number(readFileSync(join(sshd.dir, 'sshd.pid'), 'utf8').trim());
+    const tree = (pid: number): number[] => {
+      const kids = execFileSync('sh', ['-c', `pgrep -P ${pid} || true`], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+      return kids.flatMap((k) => [k, ...tree(k)]);
+    };
+    const frozen = tree(listener);
+    expect(frozen.length).toBeGreaterThan(0);
+    for (const p of frozen) process.kill(p, 'SIGSTOP');
+    try {
+      const info = await until('disconnected', async () =>
+        (await client.call('sessions.list')).find((s) => s.id === sessionId && s.state === 'disconnected'),
+      );
+      expect(info.reason).toBe('Connection to frozen lost: the server stopped answering keepalives.');
+    } finally {
+      for (const p of frozen) {
+        try {
+          process.kill(p, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    }
     await client.call('sessions.close', { sessionId });
   });
 });

@@ -1,5 +1,7 @@
 import type { z } from 'zod';
 import type { EventDef, MethodDef } from './define.js';
+import { aiEvents, aiMethods } from './ai.js';
+import { auditMethods } from './audit.js';
 import { connectionsMethods } from './connections.js';
 import { healthMethods } from './health.js';
 import { hostkeysMethods } from './hostkeys.js';
@@ -28,6 +30,8 @@ export const methods = {
   ...ptyMethods,
   ...rdpMethods,
   ...sftpMethods,
+  ...aiMethods,
+  ...auditMethods,
 } satisfies Record<string, MethodDef>;
 
 export const events = {
@@ -36,6 +40,7 @@ export const events = {
   ...terminalEvents,
   ...rdpEvents,
   ...sftpEvents,
+  ...aiEvents,
 } satisfies Record<string, EventDef>;
 
 export type Methods = typeof methods;
@@ -59,6 +64,8 @@ export function isEventName(name: string): name is EventName {
 }
 
 export * from './define.js';
+export * from './ai.js';
+export * from './audit.js';
 export * from './connections.js';
 export * from './health.js';
 export * from './hostkeys.js';

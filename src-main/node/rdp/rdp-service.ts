@@ -83,6 +83,7 @@ class RdpTab implements SessionHandle {
     let target = { host: c.host, port: c.port };
     if (c.jumpHostId) {
       if (!this.service.openTunnel) throw new WraithError('EUNAVAILABLE', 'RDP through a jump host needs SSH sessions, which this host does not offer.');
+      // FreeRDP dials a TCP address, so the SSH hop is offered to it as a loopback listener.
       const t = await this.service.openTunnel(c.jumpHostId, c.host, c.port);
       this.tunnel = t;
       target = { host: t.host, port: t.port };

@@ -148,6 +148,7 @@ export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: D
     const onReady = () => finish(null);
     const onAbort = () => finish(new WraithError('ECANCELLED', `Connecting to ${conn.name} was cancelled.`));
     signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) return onAbort();
     client.once('ready', onReady);
     client.on('error', (err) => finish(failure ?? mapConnectError(err, hop)));
     client.once('close', () => finish(failure ?? new WraithError('EIO', `${label(hop)} closed the connection during login.`)));

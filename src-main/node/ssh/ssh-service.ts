@@ -12,6 +12,7 @@ import type { FlowControlOptions, TerminalCwd } from '../terminal/terminal-sessi
 import { TerminalSession } from '../terminal/terminal-session.js';
 import type { TerminalService } from '../terminal/terminal-service.js';
 import { type ConnectDeps, MAX_JUMP_HOPS, PromptBroker, connectChain } from './ssh-connect.js';
+import { type Tunnel, listenTunnel } from './tunnel.js';
 
 export interface SshServiceDeps {
   bus: EventBus;
@@ -234,6 +235,8 @@ export class SshSession extends TerminalSession {
 export class SshService {
   readonly prompts: PromptBroker;
   private readonly connectDeps: ConnectDeps;
+  /** Connects in progress (open/reconnect), aborted on dispose so no half-open client outlives the host. */
+  private readonly inFlight = new Set<AbortController>();
 
   constructor(private readonly deps: SshServiceDeps) {
     this.prompts = new PromptBroker(deps.bus, deps.promptTimeoutMs ?? 120_000);
@@ -270,7 +273,7 @@ export class SshService {
       flow: this.deps.flow,
     });
     // Registered only once connected: a failed open leaves nothing behind.
-    await session.connect(chain, this.connectDeps, signal);
+    await this.tracked(signal, (s) => session.connect(chain, this.connectDeps, s));
     this.deps.terminals.add(session);
     this.deps.sessions.add(session);
     return { sessionId: session.id };
@@ -285,7 +288,7 @@ export class SshService {
     session.state = 'connecting';
     this.changed(sessionId);
     try {
-      await session.connect(chain, this.connectDeps, signal);
+      await this.tracked(signal, (s) => session.connect(chain, this.connectDeps, s));
     } catch (err) {
       if (!session.isClosed()) {
         session.state = 'disconnected';
@@ -295,6 +298,20 @@ export class SshService {
       throw err;
     }
     this.changed(sessionId);
+  }
+
+  /**
+   * A loopback TCP tunnel to host:port through a saved SSH connection (and its own jump
+   * chain), each hop host-key checked. RDP through a jump host uses it.
+   */
+  async openTunnel(viaConnectionId: string, host: string, port: number, signal?: AbortSignal): Promise<Tunnel> {
+    const clients = await connectChain(this.connectDeps, this.resolveChain(viaConnectionId), signal);
+    try {
+      return await listenTunnel(clients, host, port);
+    } catch (err) {
+      for (const c of clients) c.destroy();
+      throw err;
+    }
   }
 
   session(id: string): SshSession {
@@ -386,7 +403,22 @@ export class SshService {
   }
 
   dispose(): void {
+    for (const c of this.inFlight) c.abort();
     this.prompts.cancelAll();
+  }
+
+  private async tracked<T>(outer: AbortSignal | undefined, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const ctl = new AbortController();
+    const onOuter = () => ctl.abort();
+    outer?.addEventListener('abort', onOuter, { once: true });
+    if (outer?.aborted) ctl.abort();
+    this.inFlight.add(ctl);
+    try {
+      return await run(ctl.signal);
+    } finally {
+      this.inFlight.delete(ctl);
+      outer?.removeEventListener('abort', onOuter);
+    }
   }
 
   register(router: Router): void {

@@ -10,6 +10,9 @@ import type { TerminalSession } from './terminal-session.js';
 export class TerminalService {
   private readonly sessions = new Map<string, TerminalSession>();
 
+  /** `onInput` sees everything typed into any session (the secrets filter watches for passwords). */
+  constructor(private readonly onInput: (sessionId: string, data: Uint8Array | string) => void = () => {}) {}
+
   add(session: TerminalSession): void {
     this.sessions.set(session.id, session);
   }
@@ -29,7 +32,12 @@ export class TerminalService {
   }
 
   register(router: Router): void {
-    router.handle('terminal.write', (i) => (this.get(i.sessionId).write(i.data), OK));
+    router.handle('terminal.write', (i) => {
+      const session = this.get(i.sessionId);
+      this.onInput(i.sessionId, i.data);
+      session.write(i.data);
+      return OK;
+    });
     router.handle('terminal.read', (i) => this.get(i.sessionId).read(i.sinceSeq, i.maxBytes, i.stripAnsi));
     router.handle('terminal.resize', (i) => (this.get(i.sessionId).resize(i.cols, i.rows), OK));
     router.handle('terminal.cwd', (i) => this.get(i.sessionId).cwd());

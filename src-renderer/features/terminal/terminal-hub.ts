@@ -55,6 +55,15 @@ export class TerminalHub {
     };
   }
 
+  /**
+   * A view attached: an ack (even of 0 bytes) arms the session's flow control on the host.
+   * Credit still pending for earlier output goes first, so the host's count stays exact.
+   */
+  arm(sessionId: string): void {
+    this.flushOne(sessionId);
+    this.host.call('terminal.ack', { sessionId, bytes: 0 }).catch(() => undefined);
+  }
+
   /** Credit back to the host: `bytes` more of this session's output were processed. */
   ack(sessionId: string, bytes: number): void {
     if (bytes <= 0) return;

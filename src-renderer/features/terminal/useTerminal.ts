@@ -33,6 +33,14 @@ const THEME = {
 
 const MULTILINE = /\r|\n/;
 
+// Highlights every match (and the overview ruler), and makes the addon report result counts.
+const SEARCH_DECORATIONS = {
+  matchBackground: '#3a4a6b',
+  matchOverviewRuler: '#7aa7ff',
+  activeMatchBackground: '#8a6d1f',
+  activeMatchColorOverviewRuler: '#e8c872',
+};
+
 /**
  * One xterm.js terminal bound to a session's bytes. SSH and local PTYs differ only in EOL
  * handling: a PTY's line discipline already turns LF into CRLF, SSH output may carry bare LF
@@ -48,6 +56,8 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
   const searchOpen = ref(false);
   const renderer = ref<'webgl' | 'dom'>('dom');
   const size = ref({ cols: 80, rows: 24 });
+  /** The last search: which match is active (1-based) of how many; null before a search. */
+  const searchResult = ref<{ index: number; count: number } | null>(null);
 
   let term: Terminal | null = null;
   let fit: FitAddon | null = null;
@@ -87,6 +97,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
       if (backlog) backlog.push({ data, seq, acked });
       else show(data, seq, acked);
     });
+    hub.arm(id);
     const unregister = registerTerminal(id, t);
     detach = [release, unregister, () => (live = false)];
 
@@ -197,6 +208,10 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     search = new SearchAddon();
     t.loadAddon(fit);
     t.loadAddon(search);
+    const onResults = search.onDidChangeResults(({ resultIndex, resultCount }) => {
+      searchResult.value = { index: resultIndex + 1, count: resultCount };
+    });
+    disposers.push(() => onResults.dispose());
     t.loadAddon(new WebLinksAddon((_ev, uri) => openExternal(uri)));
     const unicode = new Unicode11Addon();
     t.loadAddon(unicode);
@@ -286,10 +301,12 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     refit,
     /** Writes a local notice (not from the session), dimmed. */
     notice: (text: string) => term?.write(`\r\n\x1b[2m${text}\x1b[0m\r\n`),
-    findNext: (q: string) => search?.findNext(q, { incremental: false }) ?? false,
-    findPrevious: (q: string) => search?.findPrevious(q) ?? false,
+    searchResult,
+    findNext: (q: string) => search?.findNext(q, { decorations: SEARCH_DECORATIONS }) ?? false,
+    findPrevious: (q: string) => search?.findPrevious(q, { decorations: SEARCH_DECORATIONS }) ?? false,
     closeSearch: () => {
       search?.clearDecorations();
+      searchResult.value = null;
       searchOpen.value = false;
       term?.focus();
     },

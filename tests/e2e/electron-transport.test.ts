@@ -1,0 +1,135 @@
+/**
+ * The renderer's Electron transport, in Chromium: no Electron runtime can run here, so the test
+ * plays the preload and the main process. The page gets `window.wraith = {electron, connect}`;
+ * connect() posts a MessagePort as 'wraith:port' exactly as src-main/electron/preload.cts does, and
+ * the other end of the port is relayed (by this test, standing in for the main process) to a real
+ * `wraith serve`. The app must pick the Electron path, and everything must work through it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { WebSocket } from 'ws';
+import { decodeFrame, encodeFrame } from '../../src-main/server/codec.js';
+import { type TestBrowser, launchBrowser } from '../fixtures/browser.js';
+import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+
+let server: WraithServer;
+let browser: TestBrowser;
+let page: Page;
+let socket: WebSocket;
+const seenByMain: string[] = [];
+
+// Bytes cross the test's page<->Node hop as {__b64}; inside the page they are Uint8Array again,
+// so the port itself carries real Uint8Array by structured clone.
+function toPage(v: unknown): unknown {
+  if (v instanceof Uint8Array) return { __b64: Buffer.from(v).toString('base64') };
+  if (Array.isArray(v)) return v.map(toPage);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, toPage(x)]));
+  return v;
+}
+function fromPage(v: unknown): unknown {
+  if (v && typeof v === 'object' && !Array.isArray(v)) {
+    const o = Object.entries(v);
+    const b64 = o.find(([k]) => k === '__b64')?.[1];
+    if (o.length === 1 && typeof b64 === 'string') return new Uint8Array(Buffer.from(b64, 'base64'));
+    return Object.fromEntries(o.map(([k, x]) => [k, fromPage(x)]));
+  }
+  return Array.isArray(v) ? v.map(fromPage) : v;
+}
+
+const FAKE_PRELOAD = `(() => {
+  const decode = (v) => {
+    if (v && typeof v === 'object' && !Array.isArray(v)) {
+      if (typeof v.__b64 === 'string' && Object.keys(v).length === 1) return Uint8Array.from(atob(v.__b64), (c) => c.charCodeAt(0));
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, decode(x)]));
+    }
+    return Array.isArray(v) ? v.map(decode) : v;
+  };
+  const encode = (v) => {
+    if (v instanceof Uint8Array) { let s = ''; for (const b of v) s += String.fromCharCode(b); return { __b64: btoa(s) }; }
+    if (Array.isArray(v)) return v.map(encode);
+    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, encode(x)]));
+    return v;
+  };
+  // Counts WebSockets the page opens: on the Electron path there must be none.
+  window.__wsOpened = 0;
+  const NativeWebSocket = window.WebSocket;
+  window.WebSocket = class extends NativeWebSocket {
+    constructor(...args) { super(...args); window.__wsOpened++; }
+  };
+  let mainEnd = null;
+  window.__wraithFromMain = (m) => mainEnd && mainEnd.postMessage(decode(m));
+  window.wraith = Object.freeze({
+    electron: true,
+    connect() {
+      const { port1, port2 } = new MessageChannel();
+      mainEnd = port2;
+      port2.onmessage = (ev) => window.__wraithToMain(encode(ev.data));
+      window.postMessage('wraith:port', '*', [port1]);
+    },
+  });
+})();`;
+
+beforeAll(async () => {
+  server = await startWraithServer();
+  const token = new URL(server.openUrl).searchParams.get('token') ?? '';
+  socket = new WebSocket(server.url.replace(/^http/, 'ws') + '/ws', { headers: { authorization: `Bearer ${token}` } });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('error', reject);
+  });
+  browser = await launchBrowser();
+  page = browser.page;
+  let chain = Promise.resolve();
+  socket.on('message', (data: Buffer) => {
+    const message = toPage(decodeFrame(data));
+    chain = chain.then(() => page.evaluate((m) => Reflect.get(window, '__wraithFromMain')?.(m), message)).catch(() => undefined);
+  });
+  await page.exposeBinding('__wraithToMain', (_source, message: unknown) => {
+    const m = fromPage(message);
+    if (m && typeof m === 'object' && 'method' in m && typeof m.method === 'string') seenByMain.push(m.method);
+    socket.send(encodeFrame(m));
+  });
+  await page.addInitScript({ content: FAKE_PRELOAD });
+  // The page itself still comes from wraith serve (its files); only the contract goes through the port.
+  await page.goto(server.openUrl);
+});
+
+afterAll(async () => {
+  socket?.close();
+  await browser?.close();
+  await server?.stop();
+});
+
+describe('the Electron transport (MessagePort from the preload)', () => {
+  it('connects through the port, not a WebSocket of its own', async () => {
+    await page.getByText('Host: connected').waitFor();
+    expect(await page.locator('.status-bar').innerText()).not.toContain('(browser)');
+    expect(seenByMain).toEqual(expect.arrayContaining(['settings.get', 'vault.status', 'connections.list', 'sessions.list']));
+    // The renderer opened no WebSocket: the only one to the host is this test's relay.
+    expect(await page.evaluate(() => Reflect.get(window, '__wsOpened'))).toBe(0);
+  });
+
+  it('calls and events work through it (a group created in the UI)', async () => {
+    await page.locator('.connections .panel-head').getByRole('button', { name: 'New group' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New group' });
+    await dialog.getByLabel('Group name').fill('Via port');
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('treeitem', { name: /^Via port, group/ }).waitFor();
+    expect(seenByMain).toContain('connections.groups.create');
+  });
+
+  it('carries terminal bytes both ways (a local shell tab)', async () => {
+    await page.keyboard.press('Control+Shift+G');
+    const panel = page.getByRole('region', { name: 'Local shell' });
+    await panel.getByRole('button', { name: 'Open as tab' }).click();
+    const pane = page.locator('.tab-panel:visible .terminal-pane[data-session-id]');
+    await pane.waitFor();
+    const id = (await pane.getAttribute('data-session-id')) ?? '';
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type('echo port-$((3*14))\n');
+    await expect
+      .poll(async () => (await page.evaluate((sid) => window.wraithInspect?.terminals.text(sid) ?? '', id)).split('\n').map((l) => l.trimEnd()), { timeout: 15_000 })
+      .toContain('port-42');
+    expect(seenByMain).toContain('terminal.ack'); // credit flowed back through the port
+  });
+});
