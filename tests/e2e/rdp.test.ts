@@ -89,6 +89,7 @@ describe.skipIf(!HAVE_TOOLS)('the RDP tab (needs Xvfb, freerdp2-shadow-x11, winp
     await card.waitFor({ timeout: 20_000 });
     const fingerprint = await card.locator('.fingerprint').innerText();
     expect(fingerprint.length).toBeGreaterThan(20);
+    await page.screenshot({ path: '/tmp/wraith-rdp-certificate.png' });
     expect(await page.locator('.tab.active .tab-kind').innerText()).toBe('RDP');
     await card.getByRole('button', { name: 'Trust and connect' }).click();
 
@@ -177,11 +178,28 @@ describe.skipIf(!HAVE_TOOLS)('the RDP tab (needs Xvfb, freerdp2-shadow-x11, winp
     await waitForColour(512, 384, '#33aa55');
   });
 
+  it('re-attaches the open desktop after a page reload and paints it whole', async () => {
+    const id = await pane().getAttribute('data-session-id');
+    await page.reload();
+    await page.getByText('Host: connected').waitFor();
+    await expect.poll(() => pane().getAttribute('data-session-id'), { timeout: 15_000 }).toBe(id);
+    await waitForColour(512, 384, '#33aa55');
+    await rdp.x('xsetroot', ['-solid', '#8844aa']);
+    await waitForColour(100, 700, '#8844aa');
+  });
+
   it('takes a screenshot of the window with the desktop open, with no page errors', async () => {
     await clickDesktop(500, 300);
     await pane().locator('.capture-pill').waitFor();
     await page.screenshot({ path: '/tmp/wraith-rdp.png' });
     const errors = browser.pageErrors.filter((e) => !/WebSocket connection to .* failed/.test(e));
     expect(errors).toEqual([]);
+  });
+
+  it('closing the tab ends the RDP session on the host', async () => {
+    expect((await client.call('sessions.list')).filter((s) => s.kind === 'rdp')).toHaveLength(1);
+    await page.getByRole('button', { name: 'Close test desktop' }).click();
+    await expect.poll(async () => (await client.call('sessions.list')).filter((s) => s.kind === 'rdp')).toEqual([]);
+    expect(await page.locator('.tab').count()).toBe(0);
   });
 });

@@ -106,6 +106,7 @@ describe('the SFTP panel of an SSH tab', () => {
     await row(folder).locator('.entry-name').dblclick();
     await expect.poll(() => panel().getAttribute('data-path')).toBe(remote());
     expect(await panel().locator('.sftp-empty').innerText()).toContain('This folder is empty');
+    await shot('wraith-sftp-empty');
     expect(statSync(remote()).isDirectory()).toBe(true);
   });
 
@@ -118,6 +119,26 @@ describe('the SFTP panel of an SSH tab', () => {
     expect(sha256(readFileSync(remote('random.bin')))).toBe(sha256(payload));
     expect(readdirSync(remote()).filter((n) => n.includes('wraith-part'))).toEqual([]);
     expect(await row('random.bin').locator('.col-size').innerText()).toBe('3.5 MB');
+  });
+
+  it('uploads a file dropped on the panel, showing where it will go while dragging', async () => {
+    const target = await panel().elementHandle();
+    const data = await page.evaluateHandle(() => {
+      const dt = new DataTransfer();
+      dt.items.add(new File(['dropped by drag and drop\n'], 'dropped.txt', { type: 'text/plain' }));
+      return dt;
+    });
+    await target?.dispatchEvent('dragenter', { dataTransfer: data });
+    const hint = panel().locator('.drop-hint');
+    expect(await hint.innerText()).toContain(`Drop to upload to ${remote()}`);
+    await target?.dispatchEvent('dragover', { dataTransfer: data });
+    await target?.dispatchEvent('drop', { dataTransfer: data });
+    await hint.waitFor({ state: 'detached' });
+    await row('dropped.txt').waitFor({ timeout: 20_000 });
+    await expect.poll(() => existsSync(remote('dropped.txt')) && readFileSync(remote('dropped.txt'), 'utf8')).toBe('dropped by drag and drop\n');
+    await menu('dropped.txt', 'Delete…');
+    await page.getByRole('dialog', { name: 'Delete dropped.txt?' }).getByRole('button', { name: 'Delete' }).click();
+    await row('dropped.txt').waitFor({ state: 'detached' });
   });
 
   it('uploads a folder with its sub-folders', async () => {

@@ -10,11 +10,14 @@ function problemOf(err: unknown): Problem {
 }
 
 /** The certificate the host asked about (ECERT_UNKNOWN / ECERT_CHANGED details). */
-export function certificateOf(tab: RdpTab): { host: string; port: number; fingerprint: string; knownFingerprint: string | null } | null {
+export function certificateOf(
+  tab: RdpTab,
+): { host: string; port: number; fingerprint: string; knownFingerprint: string | null; subject: string | null; issuer: string | null } | null {
   const d = tab.problem?.details ?? {};
-  const { host, port, fingerprint, knownFingerprint } = d;
+  const { host, port, fingerprint, knownFingerprint, subject, issuer } = d;
   if (typeof host !== 'string' || typeof port !== 'number' || typeof fingerprint !== 'string') return null;
-  return { host, port, fingerprint, knownFingerprint: typeof knownFingerprint === 'string' ? knownFingerprint : null };
+  const text = (v: unknown) => (typeof v === 'string' && v ? v : null);
+  return { host, port, fingerprint, knownFingerprint: text(knownFingerprint), subject: text(subject), issuer: text(issuer) };
 }
 
 /**

@@ -28,9 +28,13 @@ export async function collectDropped(items: DataTransferItemList): Promise<{ fil
   const files: UploadItem[] = [];
   const dirs: string[] = [];
   const entries: FileSystemEntry[] = [];
+  // Items are only readable during the drop event: take them all before the first await.
   for (const item of Array.from(items)) {
-    const entry = item.kind === 'file' ? item.webkitGetAsEntry() : null;
+    if (item.kind !== 'file') continue;
+    const entry = item.webkitGetAsEntry();
+    const file = entry ? null : item.getAsFile();
     if (entry) entries.push(entry);
+    else if (file) files.push({ file, relPath: file.name });
   }
   const fileOf = (e: FileSystemFileEntry) => new Promise<File>((resolve, reject) => e.file(resolve, reject));
   const readAll = async (dir: FileSystemDirectoryEntry): Promise<FileSystemEntry[]> => {
