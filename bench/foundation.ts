@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { App } from '../src-main/node/app.js';
 import { connectInProcess } from '../src-main/node/in-process.js';
 import { connectWebSocket } from '../src-main/server/ws-client.js';
-import { startHost } from '../tests/fixtures/host-process.js';
+import { startWraithServer } from '../tests/fixtures/wraith-server.js';
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
@@ -31,7 +31,7 @@ async function timeCalls(call: () => Promise<unknown>, n: number): Promise<{ p50
 const startRuns: number[] = [];
 for (let i = 0; i < 5; i++) {
   const t0 = performance.now();
-  const host = await startHost();
+  const host = await startWraithServer();
   // As a browser does: the token URL sets the cookie, then the page loads with it.
   const first = await fetch(host.openUrl, { redirect: 'manual' });
   const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
@@ -44,7 +44,7 @@ for (let i = 0; i < 5; i++) {
 startRuns.sort((a, b) => a - b);
 console.log(`host start → first served page: median ${percentile(startRuns, 50).toFixed(0)} ms (5 runs: ${startRuns.map((x) => x.toFixed(0)).join(', ')} ms) [target < 1000 ms]`);
 
-const host = await startHost();
+const host = await startWraithServer();
 const ws = await connectWebSocket(host.url, host.token);
 const wsStats = await timeCalls(() => ws.call('health.ping'), 10_000);
 console.log(`no-op round trip over WebSocket (wraith serve process): p50 ${(wsStats.p50 * 1000).toFixed(0)} µs, p99 ${(wsStats.p99 * 1000).toFixed(0)} µs over 10k calls [target p50 < 300 µs]`);

@@ -133,7 +133,8 @@ describe('the Wraith window in browser mode', () => {
     expect(await xo.count()).toBe(0);
     await page.keyboard.press('Control+Shift+K');
     await xo.waitFor();
-    expect(await xo.innerText()).toContain('The XO copilot will live here');
+    await xo.getByRole('radiogroup', { name: 'XO control mode' }).waitFor();
+    expect(await xo.getByRole('heading', { name: 'XO' }).count()).toBe(1);
     expect(Math.round((await xo.boundingBox())?.width ?? 0)).toBe(320);
     await page.keyboard.press('Control+Shift+K');
     await xo.waitFor({ state: 'detached' });

@@ -11,13 +11,13 @@ import { ERROR_CODES, WraithError } from '../../src-main/common/errors.js';
 import { MAX_FRAME_BYTES } from '../../src-main/common/protocol.js';
 import { decodeFrame } from '../../src-main/server/codec.js';
 import { connectWebSocket } from '../../src-main/server/ws-client.js';
-import { type HostProcess, startHost } from '../fixtures/host-process.js';
+import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
-let host: HostProcess;
+let host: WraithServer;
 let client: ContractClient;
 
 beforeAll(async () => {
-  host = await startHost();
+  host = await startWraithServer();
   client = await connectWebSocket(host.url, host.token);
 });
 afterAll(async () => {
@@ -67,7 +67,9 @@ test('malformed frames get EBADARGS and the connection stays usable', async () =
 test('a frame over the size limit closes that socket only (1009)', async () => {
   const huge = Buffer.alloc(MAX_FRAME_BYTES + 1024, 0x61);
   const { closeCode } = await rawExchange(huge);
-  expect(closeCode).toBe(1009);
+  // The host answers 1009 and drops the socket; if the client is still writing the rest of the
+  // frame it may see the reset (1006) before it reads that close frame. Either way: closed.
+  expect([1009, 1006]).toContain(closeCode);
   await hostIsUp();
 });
 
@@ -134,5 +136,5 @@ test('fuzz: random input to every method gets a result or a coded error, and wri
   const after = await client.call('connections.list');
   expect(after.connections.length).toBe(before.connections.length);
   expect(after.groups.length).toBe(before.groups.length + groupsCreated);
-  expect(host.proc.exitCode).toBeNull();
+  expect(host.process.exitCode).toBeNull();
 });

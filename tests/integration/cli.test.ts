@@ -3,14 +3,14 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { methods } from '../../src-main/common/contract/index.js';
-import { type HostProcess, ROOT, startHost } from '../fixtures/host-process.js';
+import { type WraithServer, REPO_ROOT, startWraithServer } from '../fixtures/wraith-server.js';
 
 const run = promisify(execFile);
-const wraith = join(ROOT, 'bin', 'wraith.js');
-let host: HostProcess;
+const wraith = join(REPO_ROOT, 'bin', 'wraith.js');
+let host: WraithServer;
 
 beforeAll(async () => {
-  host = await startHost();
+  host = await startWraithServer();
 });
 afterAll(async () => {
   await host?.stop();

@@ -17,7 +17,7 @@ import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
 import { connectWebSocket } from '../../src-main/server/ws-client.js';
 import { startServer } from '../../src-main/server/ws-server.js';
-import { type HostProcess, startHost } from '../fixtures/host-process.js';
+import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
 interface Harness {
   client: ContractClient;
@@ -55,7 +55,7 @@ async function electronPort(): Promise<Harness> {
 }
 
 async function webSocket(): Promise<Harness> {
-  const host: HostProcess = await startHost();
+  const host: WraithServer = await startWraithServer();
   const client = await connectWebSocket(host.url, host.token);
   return { client, close: async () => (client.close(), void (await host.stop())) };
 }

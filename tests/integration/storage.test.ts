@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { expect, test } from 'vitest';
 import { App } from '../../src-main/node/app.js';
 import { loadMigrations, migrate, openDatabase } from '../../src-main/node/db/database.js';
-import { ROOT } from '../fixtures/host-process.js';
+import { REPO_ROOT } from '../fixtures/wraith-server.js';
 
 const temp = () => mkdtempSync(join(tmpdir(), 'wraith-storage-'));
 
@@ -25,7 +25,7 @@ test('a new migration applies on an existing database and keeps its data', () =>
   const dir = temp();
   const migrationsDir = join(dir, 'migrations');
   mkdirSync(migrationsDir);
-  for (const f of readdirSync(join(ROOT, 'migrations'))) copyFileSync(join(ROOT, 'migrations', f), join(migrationsDir, f));
+  for (const f of readdirSync(join(REPO_ROOT, 'migrations'))) copyFileSync(join(REPO_ROOT, 'migrations', f), join(migrationsDir, f));
   const db1 = openDatabase(dir, { migrations: loadMigrations(migrationsDir) });
   db1.prepare("INSERT INTO settings (key, value) VALUES ('k', '1')").run();
   db1.close();
@@ -50,7 +50,7 @@ test('kill -9 in the middle of writes leaves a consistent database', async () =>
   openDatabase(dir).close();
   // A writer that creates connections with three tags each, one transaction per connection.
   const writer = `
-    import { App } from '${join(ROOT, 'src-main/node/app.ts')}';
+    import { App } from '${join(REPO_ROOT, 'src-main/node/app.ts')}';
     const app = new App({ dataDir: process.argv[2], host: 'in-process' });
     let i = 0;
     for (;;) {
@@ -60,7 +60,7 @@ test('kill -9 in the middle of writes leaves a consistent database', async () =>
     }`;
   const file = join(dir, 'writer.ts');
   writeFileSync(file, writer);
-  const child = spawn(process.execPath, ['--import', 'tsx', file, dir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', file, dir], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve) => {
     let dots = 0;
     child.stdout.on('data', (d: Buffer) => {

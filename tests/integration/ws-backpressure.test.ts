@@ -9,13 +9,13 @@ import { WebSocket } from 'ws';
 import type { ContractClient } from '../../src-main/common/client.js';
 import { encodeFrame } from '../../src-main/server/codec.js';
 import { connectWebSocket } from '../../src-main/server/ws-client.js';
-import { type HostProcess, startHost } from '../fixtures/host-process.js';
+import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
-let host: HostProcess;
+let host: WraithServer;
 let client: ContractClient;
 
 beforeAll(async () => {
-  host = await startHost();
+  host = await startWraithServer();
   client = await connectWebSocket(host.url, host.token);
 });
 afterAll(async () => {
@@ -26,7 +26,7 @@ afterAll(async () => {
 const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 
 test('a paused subscriber does not grow host memory while a shell floods output', async () => {
-  const pid = host.proc.pid ?? 0;
+  const pid = host.process.pid ?? 0;
   const stalled = new WebSocket(host.url.replace('http', 'ws') + '/ws', { headers: { authorization: `Bearer ${host.token}` } });
   await new Promise((r) => stalled.once('open', r));
   stalled.send(encodeFrame({ t: 'subscribe', prefixes: ['terminal.'] }));

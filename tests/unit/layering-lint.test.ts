@@ -1,9 +1,9 @@
 /** The lint rules that keep the rooms apart really fire (and stay quiet on allowed imports). */
 import { ESLint } from 'eslint';
 import { expect, test } from 'vitest';
-import { ROOT } from '../fixtures/host-process.js';
+import { REPO_ROOT } from '../fixtures/wraith-server.js';
 
-const eslint = new ESLint({ cwd: ROOT });
+const eslint = new ESLint({ cwd: REPO_ROOT });
 
 async function restricted(filePath: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath });
