@@ -100,6 +100,9 @@ describe('the XO panel', () => {
     expect(await card.locator('[data-testid="approval-exact"]').innerText()).toContain(`echo ${marker}`);
     expect(await card.getAttribute('data-status')).toBe('pending');
     expect(await panel.locator('.msg.user').innerText()).toBe('Leave a marker in my terminal');
+    // The tab the XO wants to act in is marked, waiting for the Commander.
+    const tab = page.getByRole('tab', { name: /web01/ });
+    expect(await tab.locator('.xo-marker.waiting').count()).toBe(1);
     // Not typed until approved.
     const before = await terminalText(sessionId);
     expect(before).not.toContain(`echo ${marker}`);
@@ -109,6 +112,8 @@ describe('the XO panel', () => {
     await expect
       .poll(() => terminalText(sessionId), { timeout: 10_000 })
       .toMatch(new RegExp(`\\n${marker}`));
+    // When the run is over, the marker goes.
+    await expect.poll(() => tab.locator('.xo-marker').count(), { timeout: 10_000 }).toBe(0);
 
     // The answer is rendered markdown, with a copy button on the code block.
     const last = panel.locator('.msg.xo').last();

@@ -16,6 +16,8 @@ export interface ToolCard {
   effect: 'read' | 'act';
   input: unknown;
   summary: string;
+  /** The session the tool works in, if any (drives the XO marker on that tab). */
+  sessionId: string | null;
   status: CardStatus;
   output: string | null;
   image: { mime: string; data: string; width: number; height: number } | null;
@@ -54,6 +56,7 @@ function fromConversation(items: ConversationItem[]): Item[] {
         effect: i.effect,
         input: i.input,
         summary: i.summary,
+        sessionId: null,
         status: i.status,
         output: i.output,
         image: i.image,
@@ -80,6 +83,20 @@ export const useCopilotStore = defineStore('copilot', () => {
   const loaded = ref(false);
 
   const running = computed(() => runId.value !== null);
+  /**
+   * Sessions the XO is working in during the current run: 'waiting' while an act there waits
+   * for the Commander, else 'active'. The tab strip marks them so the XO's hand is visible.
+   */
+  const drivenSessions = computed(() => {
+    const driven = new Map<string, 'active' | 'waiting'>();
+    if (runId.value === null) return driven;
+    for (const it of items.value) {
+      if (it.kind !== 'tool' || it.runId !== runId.value || !it.sessionId) continue;
+      if (it.status === 'pending') driven.set(it.sessionId, 'waiting');
+      else if (!driven.has(it.sessionId)) driven.set(it.sessionId, 'active');
+    }
+    return driven;
+  });
   const hasKey = computed(() => settings.value?.apiKeySource != null);
   const pendingApprovals = computed(() => items.value.filter((i): i is ToolCard => i.kind === 'tool' && i.approval !== null && i.status === 'pending'));
 
@@ -112,6 +129,7 @@ export const useCopilotStore = defineStore('copilot', () => {
       effect: p.effect,
       input: p.input,
       summary: p.summary,
+      sessionId: p.sessionId,
       status: 'running',
       output: null,
       image: null,
@@ -254,6 +272,7 @@ export const useCopilotStore = defineStore('copilot', () => {
     items,
     runId,
     running,
+    drivenSessions,
     mode,
     settings,
     usage,
