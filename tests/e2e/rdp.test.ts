@@ -9,10 +9,9 @@ import type { Page } from 'playwright-core';
 import type { ContractClient } from '../../src-main/common/client.js';
 import { connectWebSocket } from '../../src-main/server/ws-client.js';
 import { type TestBrowser, launchBrowser } from '../fixtures/browser.js';
-import { type RdpTestServer, haveRdpServerTools, startRdpServer } from '../fixtures/rdp-server.js';
+import { type RdpTestServer, startRdpServer } from '../fixtures/rdp-server.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
-const HAVE_TOOLS = haveRdpServerTools();
 
 let rdp: RdpTestServer;
 let server: WraithServer;
@@ -63,7 +62,6 @@ async function clickDesktop(x: number, y: number): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!HAVE_TOOLS) return;
   rdp = await startRdpServer({ width: 1024, height: 768 });
   await rdp.x('xsetroot', ['-solid', '#3366cc']);
   server = await startWraithServer();
@@ -82,7 +80,7 @@ afterAll(async () => {
   await rdp?.dispose();
 });
 
-describe.skipIf(!HAVE_TOOLS)('the RDP tab (needs Xvfb, freerdp2-shadow-x11, winpr-utils, xdotool)', () => {
+describe('the RDP tab (needs Xvfb, freerdp2-shadow-x11, winpr-utils, xdotool: scripts/test.sh installs them)', () => {
   it('opens from the tree, asks about the certificate, and shows the desktop once trusted', async () => {
     await page.getByRole('treeitem', { name: /^test desktop, RDP/ }).dblclick();
     const card = page.getByRole('alertdialog', { name: new RegExp(`First connection to 127\\.0\\.0\\.1:${rdp.port}`) });

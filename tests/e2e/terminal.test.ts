@@ -2,16 +2,14 @@
  * Terminals in real Chromium: a saved connection to a real OpenSSH sshd (vault set-up, host key
  * trust, typing, multi-line paste, drop and Reconnect, changed host key), and the local shell panel.
  */
-import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { type TestBrowser, launchBrowser } from '../fixtures/browser.js';
 import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
-import { REPO_ROOT, type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
 // The SSH and PTY services are built on the `ssh` branch; until it is merged there is nothing to
 // drive. The suite runs as soon as the service exists.
-const HAS_TERMINAL_BACKEND = existsSync(`${REPO_ROOT}/src-main/node/ssh/ssh-service.ts`);
 
 let sshd: SshdHandle;
 let server: WraithServer;
@@ -43,7 +41,6 @@ async function waitForLine(sessionId: string, line: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  if (!HAS_TERMINAL_BACKEND) return;
   sshd = await startSshd();
   server = await startWraithServer();
   browser = await launchBrowser();
@@ -58,7 +55,7 @@ afterAll(async () => {
   await sshd?.stop();
 });
 
-describe.skipIf(!HAS_TERMINAL_BACKEND)('terminals in browser mode (needs the SSH/PTY services of branch ssh)', () => {
+describe('terminals in browser mode', () => {
   it('saves an SSH connection with a password, setting up the vault on the way', async () => {
     await page.locator('.connections .panel-head').getByRole('button', { name: 'New connection' }).click();
     const dialog = page.getByRole('dialog', { name: 'New connection' });

@@ -12,10 +12,10 @@ import { WraithError } from '../../src-main/common/errors.js';
 import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
 import { type FakeAnthropic, startFakeAnthropic } from '../fixtures/fake-anthropic.js';
-import { type RdpTestServer, haveRdpServerTools, startRdpServer } from '../fixtures/rdp-server.js';
+import { type RdpTestServer, startRdpServer } from '../fixtures/rdp-server.js';
 import { EventLog, lastToolResult, toolResults } from './ai-helpers.js';
 
-describe.skipIf(!haveRdpServerTools())('XO on an RDP desktop', () => {
+describe('XO on an RDP desktop', () => {
   let fake: FakeAnthropic;
   let server: RdpTestServer;
   let app: App;
