@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { type TestBrowser, launchBrowser } from '../fixtures/browser.js';
+import { type TestBrowser, openApp } from '../fixtures/browser.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
 let server: WraithServer;
@@ -30,10 +30,8 @@ function tree() {
 
 beforeAll(async () => {
   server = await startWraithServer();
-  browser = await launchBrowser();
+  browser = await openApp(server.openUrl);
   page = browser.page;
-  await page.goto(server.openUrl);
-  await page.getByText('Host: connected').waitFor();
 });
 
 afterAll(async () => {

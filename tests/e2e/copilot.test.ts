@@ -7,9 +7,9 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ContractClient } from '../../src-main/common/client.js';
 import { connectWebSocket } from '../../src-main/server/ws-client.js';
-import { type TestBrowser, launchBrowser } from '../fixtures/browser.js';
+import { type TestBrowser, openApp } from '../fixtures/browser.js';
 import { type FakeAnthropic, type RecordedRequest, startFakeAnthropic } from '../fixtures/fake-anthropic.js';
-import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
+import { type SshdHandle, startSshd, savePasswordConnection } from '../fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
 let fake: FakeAnthropic;
@@ -43,21 +43,9 @@ beforeAll(async () => {
   [fake, sshd] = await Promise.all([startFakeAnthropic(), startSshd()]);
   server = await startWraithServer({ env: { ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: 'sk-ant-e2e' } });
   api = await connectWebSocket(server.url, new URL(server.openUrl).searchParams.get('token') ?? '');
-  await api.call('vault.init', { protection: 'keyfile' });
-  await api.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
-  await api.call('connections.create', {
-    name: 'web01',
-    kind: 'ssh',
-    host: sshd.host,
-    port: sshd.port,
-    username: sshd.users.password.username,
-    authMethod: 'password',
-    secrets: { password: sshd.users.password.password },
-  });
-  browser = await launchBrowser();
+  await savePasswordConnection(api, sshd);
+  browser = await openApp(server.openUrl);
   page = browser.page;
-  await page.goto(server.openUrl);
-  await page.getByText('Host: connected').waitFor();
 });
 
 afterAll(async () => {

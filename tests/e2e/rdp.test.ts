@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import type { ContractClient } from '../../src-main/common/client.js';
 import { connectWebSocket } from '../../src-main/server/ws-client.js';
-import { type TestBrowser, launchBrowser } from '../fixtures/browser.js';
+import { type TestBrowser, openApp } from '../fixtures/browser.js';
 import { type RdpTestServer, startRdpServer } from '../fixtures/rdp-server.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
@@ -67,10 +67,8 @@ beforeAll(async () => {
   server = await startWraithServer();
   client = await connectWebSocket(server.url, new URL(server.openUrl).searchParams.get('token') ?? '');
   await client.call('connections.create', { name: 'test desktop', kind: 'rdp', host: rdp.host, port: rdp.port, rdpOptions: { security: 'tls' } });
-  browser = await launchBrowser();
+  browser = await openApp(server.openUrl);
   page = browser.page;
-  await page.goto(server.openUrl);
-  await page.getByText('Host: connected').waitFor();
 });
 
 afterAll(async () => {

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
-import { type TestBrowser, launchBrowser } from '../fixtures/browser.js';
+import { type TestBrowser, createSshConnectionInUi, openApp } from '../fixtures/browser.js';
 import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
@@ -51,10 +51,8 @@ beforeAll(async () => {
   writeFileSync(join(localDir, 'tree', 'a.txt'), 'alpha\n');
   writeFileSync(join(localDir, 'tree', 'sub', 'b.txt'), 'beta\n');
   server = await startWraithServer();
-  browser = await launchBrowser();
+  browser = await openApp(server.openUrl);
   page = browser.page;
-  await page.goto(server.openUrl);
-  await page.getByText('Host: connected').waitFor();
 });
 
 afterAll(async () => {
@@ -67,20 +65,7 @@ afterAll(async () => {
 
 describe('the SFTP panel of an SSH tab', () => {
   it('opens an SSH tab (vault, host key) and shows the home folder with Ctrl+Shift+E', async () => {
-    await page.locator('.connections .panel-head').getByRole('button', { name: 'New connection' }).click();
-    const dialog = page.getByRole('dialog', { name: 'New connection' });
-    await dialog.locator('input[name=name]').fill('files sshd');
-    await dialog.locator('input[name=host]').fill(sshd.host);
-    await dialog.locator('input[name=port]').fill(String(sshd.port));
-    await dialog.locator('input[name=username]').fill(sshd.users.password.username);
-    await dialog.locator('input[name=password]').fill(sshd.users.password.password);
-    await dialog.getByRole('button', { name: 'Create' }).click();
-    const vault = page.getByRole('dialog', { name: 'Set up the vault' });
-    await vault.waitFor();
-    await vault.locator('input[name=master-password]').fill('correct horse battery');
-    await vault.locator('input[name=master-password-confirm]').fill('correct horse battery');
-    await vault.getByRole('button', { name: 'Set master password' }).click();
-    await dialog.waitFor({ state: 'detached' });
+    await createSshConnectionInUi(page, { name: 'files sshd', host: sshd.host, port: sshd.port, ...sshd.users.password });
 
     await page.getByRole('treeitem', { name: /^files sshd, SSH/ }).dblclick();
     await page.getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ }).getByRole('button', { name: 'Trust and connect' }).click();

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { type TestBrowser, launchBrowser } from '../fixtures/browser.js';
+import { type TestBrowser, createSshConnectionInUi, openApp } from '../fixtures/browser.js';
 import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
@@ -43,10 +43,8 @@ async function waitForLine(sessionId: string, line: string): Promise<string> {
 beforeAll(async () => {
   sshd = await startSshd();
   server = await startWraithServer();
-  browser = await launchBrowser();
+  browser = await openApp(server.openUrl);
   page = browser.page;
-  await page.goto(server.openUrl);
-  await page.getByText('Host: connected').waitFor();
 });
 
 afterAll(async () => {
@@ -57,22 +55,8 @@ afterAll(async () => {
 
 describe('terminals in browser mode', () => {
   it('saves an SSH connection with a password, setting up the vault on the way', async () => {
-    await page.locator('.connections .panel-head').getByRole('button', { name: 'New connection' }).click();
-    const dialog = page.getByRole('dialog', { name: 'New connection' });
-    await dialog.locator('input[name=name]').fill('test sshd');
-    await dialog.locator('input[name=host]').fill(sshd.host);
-    await dialog.locator('input[name=port]').fill(String(sshd.port));
-    await dialog.locator('input[name=username]').fill(sshd.users.password.username);
-    await dialog.locator('input[name=password]').fill(sshd.users.password.password);
-    await dialog.getByRole('button', { name: 'Create' }).click();
-
     // The vault is not set up yet: the host answers ELOCKED and the UI asks for a master password.
-    const vault = page.getByRole('dialog', { name: 'Set up the vault' });
-    await vault.waitFor();
-    await vault.locator('input[name=master-password]').fill('correct horse battery');
-    await vault.locator('input[name=master-password-confirm]').fill('correct horse battery');
-    await vault.getByRole('button', { name: 'Set master password' }).click();
-    await dialog.waitFor({ state: 'detached' });
+    await createSshConnectionInUi(page, { name: 'test sshd', host: sshd.host, port: sshd.port, ...sshd.users.password });
     await page.getByRole('treeitem', { name: /^test sshd, SSH/ }).waitFor();
     expect(await page.locator('.status-bar').innerText()).toContain('Vault: unlocked');
   });

@@ -12,7 +12,7 @@ import type { ContractClient } from '../../src-main/common/client.js';
 import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
 import { type FakeAnthropic, type RecordedRequest, startFakeAnthropic } from '../fixtures/fake-anthropic.js';
-import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
+import { type SshdHandle, startSshd, savePasswordConnection } from '../fixtures/sshd.js';
 import { EventLog, lastToolResult } from './ai-helpers.js';
 
 describe('XO on a real SSH session', () => {
@@ -34,17 +34,7 @@ describe('XO on a real SSH session', () => {
     client = connectInProcess(app);
     client.subscribe(['ai.']);
     log = new EventLog(client);
-    await client.call('vault.init', { protection: 'keyfile' });
-    await client.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
-    const conn = await client.call('connections.create', {
-      name: 'web01',
-      kind: 'ssh',
-      host: sshd.host,
-      port: sshd.port,
-      username: sshd.users.password.username,
-      authMethod: 'password',
-      secrets: { password: sshd.users.password.password },
-    });
+    const conn = await savePasswordConnection(client, sshd);
     sessionId = (await client.call('ssh.open', { connectionId: conn.id })).sessionId;
   });
   afterAll(async () => {

@@ -15,7 +15,7 @@ import { connectInProcess } from '../../src-main/node/in-process.js';
 import { Router } from '../../src-main/node/router.js';
 import { registerSftpHandlers } from '../../src-main/node/sftp/sftp-handlers.js';
 import { SftpService } from '../../src-main/node/sftp/sftp-service.js';
-import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
+import { type SshdHandle, startSshd, savePasswordConnection } from '../fixtures/sshd.js';
 
 const SESSION = 'session-1';
 let sshd: SshdHandle;
@@ -263,17 +263,7 @@ test('through the App: sftp.* rides on an ssh.open session, events included; clo
   const progress: string[] = [];
   c.on('transfer.progress', (p) => progress.push(p.state));
   try {
-    await c.call('vault.init', { protection: 'keyfile' });
-    await c.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
-    const conn = await c.call('connections.create', {
-      name: 'sftp-e2e',
-      kind: 'ssh',
-      host: sshd.host,
-      port: sshd.port,
-      username: sshd.users.password.username,
-      authMethod: 'password',
-      secrets: { password: sshd.users.password.password },
-    });
+    const conn = await savePasswordConnection(c, sshd, 'sftp-e2e');
     const { sessionId } = await c.call('ssh.open', { connectionId: conn.id });
     expect(await c.call('sftp.realpath', { sessionId })).toEqual({ path: '/home/wraith-pw' });
 

@@ -8,7 +8,7 @@ import type { EventPayload } from '../../src-main/common/contract/index.js';
 import { WraithError } from '../../src-main/common/errors.js';
 import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
-import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
+import { type SshdHandle, startSshd, savePasswordConnection } from '../fixtures/sshd.js';
 
 let sshd: SshdHandle;
 let jump: SshdHandle;
@@ -23,19 +23,7 @@ beforeAll(async () => {
   app = new App({ dataDir, host: 'in-process' });
   client = connectInProcess(app);
   client.subscribe(['']);
-  await client.call('vault.init', { protection: 'keyfile' });
-  await client.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
-  connectionId = (
-    await client.call('connections.create', {
-      name: 'web01',
-      kind: 'ssh',
-      host: sshd.host,
-      port: sshd.port,
-      username: sshd.users.password.username,
-      authMethod: 'password',
-      secrets: { password: sshd.users.password.password },
-    })
-  ).id;
+  connectionId = (await savePasswordConnection(client, sshd)).id;
 });
 
 afterAll(async () => {
