@@ -144,9 +144,9 @@ describe('terminals in browser mode', () => {
     const warning = page.getByRole('alertdialog', { name: /host key of 127\.0\.0\.1:\d+ has changed/ });
     await warning.waitFor();
     expect(await warning.innerText()).toContain('man-in-the-middle');
-    const forget = warning.getByRole('button', { name: 'Forget old key…' });
+    const forget = warning.getByRole('button', { name: 'Forget old host key…' });
     expect(await forget.isDisabled()).toBe(true);
-    await warning.getByLabel("I have confirmed the new key with the server's administrator").check();
+    await warning.getByLabel("I have confirmed the new host key with the server's administrator").check();
     await forget.click();
 
     // Forgetting leads back to the ordinary first-connection question, with the new fingerprint.

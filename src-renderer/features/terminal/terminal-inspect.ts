@@ -2,10 +2,16 @@ import type { Terminal } from '@xterm/xterm';
 
 const live = new Map<string, Terminal>();
 
-/** Read-only access to what a terminal shows, by session id: for accessibility tools and E2E tests. */
+/** Read-only access to what a terminal shows, by session id: for accessibility tools, E2E tests and benchmarks. */
 export interface TerminalInspector {
   sessions(): string[];
   text(sessionId: string): string | null;
+  /** The last `lines` lines of the buffer (wrapped lines joined), cheap enough to poll per frame. */
+  tail(sessionId: string, lines: number): string | null;
+  /** The terminal's grid and the options that change how fast it parses. */
+  info(sessionId: string): { cols: number; rows: number; scrollback: number; convertEol: boolean; fontSize: number; fontFamily: string } | null;
+  /** Calls `listener` each time xterm has parsed written data (xterm's onWriteParsed); returns the unsubscribe. */
+  onWriteParsed(sessionId: string, listener: () => void): (() => void) | null;
 }
 
 export function registerTerminal(sessionId: string, term: Terminal): () => void {
@@ -15,10 +21,10 @@ export function registerTerminal(sessionId: string, term: Terminal): () => void 
   };
 }
 
-function bufferText(term: Terminal): string {
+function bufferText(term: Terminal, from = 0): string {
   const buf = term.buffer.active;
   const lines: string[] = [];
-  for (let i = 0; i < buf.length; i++) {
+  for (let i = Math.max(0, from); i < buf.length; i++) {
     const line = buf.getLine(i);
     if (!line) continue;
     if (line.isWrapped && lines.length) lines[lines.length - 1] += line.translateToString(true);
@@ -32,5 +38,19 @@ export const terminalInspector: TerminalInspector = {
   text: (sessionId) => {
     const term = live.get(sessionId);
     return term ? bufferText(term) : null;
+  },
+  tail: (sessionId, lines) => {
+    const term = live.get(sessionId);
+    return term ? bufferText(term, term.buffer.active.length - Math.max(1, lines)) : null;
+  },
+  info: (sessionId) => {
+    const term = live.get(sessionId);
+    if (!term) return null;
+    const o = term.options;
+    return { cols: term.cols, rows: term.rows, scrollback: o.scrollback ?? 0, convertEol: o.convertEol ?? false, fontSize: o.fontSize ?? 0, fontFamily: o.fontFamily ?? '' };
+  },
+  onWriteParsed: (sessionId, listener) => {
+    const sub = live.get(sessionId)?.onWriteParsed(listener);
+    return sub ? () => sub.dispose() : null;
   },
 };
