@@ -23,6 +23,7 @@ describe('XO on a real SSH session', () => {
   let client: ContractClient;
   let log: EventLog;
   let sessionId: string;
+  let connectionId: string;
   const tag = Math.random().toString(36).slice(2, 8);
 
   beforeAll(async () => {
@@ -35,6 +36,7 @@ describe('XO on a real SSH session', () => {
     client.subscribe(['ai.']);
     log = new EventLog(client);
     const conn = await savePasswordConnection(client, sshd);
+    connectionId = conn.id;
     sessionId = (await client.call('ssh.open', { connectionId: conn.id })).sessionId;
   });
   afterAll(async () => {
@@ -116,6 +118,30 @@ describe('XO on a real SSH session', () => {
     expect(r?.text).toContain('source="stderr">\nerr\n');
     const [entry] = await client.call('audit.list', { limit: 1 });
     expect(entry).toMatchObject({ tool: 'terminal_exec', decision: 'auto', decidedBy: 'mode auto', status: 'ok', sessionId });
+  });
+
+  it('connect_ssh opens a session to a saved connection, and disconnect closes it', async () => {
+    await client.call('ai.mode.set', { mode: 'auto' });
+    let opened = '';
+    fake.enqueue(
+      { content: [{ type: 'tool_use', id: 'toolu_c', name: 'connect_ssh', input: { connectionId } }] },
+      (req) => {
+        opened = /Connected: session (\S+) /.exec(lastToolResult(req)?.text ?? '')?.[1] ?? '';
+        return { content: [{ type: 'tool_use', id: 'toolu_d', name: 'disconnect', input: { sessionId: opened } }] };
+      },
+      { content: [{ type: 'text', text: 'Opened and closed.' }] },
+    );
+    const sessionsSeen: string[] = [];
+    client.subscribe(['ai.', 'session.']);
+    const off = client.on('session.changed', (s) => sessionsSeen.push(`${s.id}:${s.state}`));
+    const { runId } = await client.call('ai.send', { message: 'open web01 again, then close it' });
+    await log.wait('ai.done', (d) => d.runId === runId);
+    off();
+    client.subscribe(['ai.']);
+    expect(opened).not.toBe('');
+    expect(opened).not.toBe(sessionId);
+    expect(sessionsSeen).toEqual(expect.arrayContaining([`${opened}:open`, `${opened}:closed`]));
+    expect((await client.call('sessions.list')).map((s) => s.id)).not.toContain(opened);
   });
 
   it('writes and reads a remote file over SFTP', async () => {

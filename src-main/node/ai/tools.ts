@@ -206,6 +206,28 @@ function rdpPointer(
   });
 }
 
+/** connect_ssh / connect_rdp: open a session to a saved connection through the same method the UI uses. */
+function connectTool(kind: 'ssh' | 'rdp', method: 'ssh.open' | 'rdp.open'): AiTool {
+  const name = `connect_${kind}`;
+  const label = kind.toUpperCase();
+  return defineTool({
+    name,
+    description: `Open a new ${label} session to a saved connection (id from list_connections). Returns the new session id.`,
+    effect: 'act',
+    input: z.object({ connectionId: z.string().min(1).max(128) }),
+    prepare: (i) => ({
+      sessionId: null,
+      summary: `Opened an ${label} session to connection ${i.connectionId}`,
+      details: details({ action: `Connect (${label}) to saved connection ${i.connectionId}` }),
+      guarded: null,
+      run: async (ctx) => {
+        const r = z.object({ sessionId: z.string() }).parse(await callMethod(ctx, name, method, { connectionId: i.connectionId }));
+        return { text: `Connected: session ${r.sessionId} (${ctx.sessionLabel(r.sessionId)}).` };
+      },
+    }),
+  });
+}
+
 export function buildTools(): AiTool[] {
   return [
     defineTool({
@@ -458,38 +480,8 @@ export function buildTools(): AiTool[] {
         },
       }),
     }),
-    defineTool({
-      name: 'connect_ssh',
-      description: 'Open a new SSH session to a saved connection (id from list_connections). Returns the new session id.',
-      effect: 'act',
-      input: z.object({ connectionId: z.string().min(1).max(128) }),
-      prepare: (i) => ({
-        sessionId: null,
-        summary: `Opened an SSH session to connection ${i.connectionId}`,
-        details: details({ action: `Connect (SSH) to saved connection ${i.connectionId}` }),
-        guarded: null,
-        run: async (ctx) => {
-          const r = z.object({ sessionId: z.string() }).parse(await callMethod(ctx, 'connect_ssh', 'ssh.open', { connectionId: i.connectionId }));
-          return { text: `Connected: session ${r.sessionId} (${ctx.sessionLabel(r.sessionId)}).` };
-        },
-      }),
-    }),
-    defineTool({
-      name: 'connect_rdp',
-      description: 'Open a new RDP session to a saved connection (id from list_connections). Returns the new session id.',
-      effect: 'act',
-      input: z.object({ connectionId: z.string().min(1).max(128) }),
-      prepare: (i) => ({
-        sessionId: null,
-        summary: `Opened an RDP session to connection ${i.connectionId}`,
-        details: details({ action: `Connect (RDP) to saved connection ${i.connectionId}` }),
-        guarded: null,
-        run: async (ctx) => {
-          const r = z.object({ sessionId: z.string() }).parse(await callMethod(ctx, 'connect_rdp', 'rdp.open', { connectionId: i.connectionId }));
-          return { text: `Connected: session ${r.sessionId} (${ctx.sessionLabel(r.sessionId)}).` };
-        },
-      }),
-    }),
+    connectTool('ssh', 'ssh.open'),
+    connectTool('rdp', 'rdp.open'),
     defineTool({
       name: 'disconnect',
       description: 'Close an open session.',
