@@ -17,7 +17,11 @@
           "ldflags": ["-Wl,-z,nodelete"]
         }]
       ],
-      "defines": ["WRAITH_HAVE_OPENSSL=<(have_openssl)", "NAPI_VERSION=8", "NAPI_DISABLE_CPP_EXCEPTIONS", "NODE_ADDON_API_DISABLE_DEPRECATED"],
+      # NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS: while a worker is being terminated a
+      # node-addon-api call can fail with nowhere to throw; without this define that is a
+      # fatal napi_throw error. The addon itself checks every buffer it writes into (see
+      # NewBytes in src/wraith_rdp.cc); this only keeps the remaining wrapper calls quiet.
+      "defines": ["WRAITH_HAVE_OPENSSL=<(have_openssl)", "NAPI_VERSION=8", "NAPI_DISABLE_CPP_EXCEPTIONS", "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS", "NODE_ADDON_API_DISABLE_DEPRECATED"],
       "cflags_cc": ["-std=c++17", "-fvisibility=hidden", "-Wall", "-Wno-unused-parameter"],
       "cflags_cc!": ["-fno-exceptions", "-std=gnu++17", "-std=gnu++1y"],
       "xcode_settings": {

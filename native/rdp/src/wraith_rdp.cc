@@ -855,6 +855,24 @@ void Session::Run() {
 std::mutex g_sessionsMu;
 std::set<class RdpSessionWrap*> g_sessions;
 
+// A Uint8Array of `len` bytes for the caller to fill, or false when the env refuses.
+// Worker termination: Worker::Exit() on the PARENT thread flips the worker env's
+// can_call_into_js to false at any moment, even in the middle of a native callback
+// that is already running on the worker (a TSFN delivery, a method call). From then on
+// napi_create_arraybuffer fails (NAPI_PREAMBLE), and node-addon-api's
+// Uint8Array::New hands back an empty array whose Data() is nullptr (with
+// NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS; a fatal napi_throw error without it).
+// Copying pixels into that was the segfault in "terminating a worker thread with
+// live sessions". Every allocation that is written to must therefore be checked.
+bool NewBytes(napi_env env, size_t len, napi_value* out, uint8_t** data) {
+  napi_value ab;
+  void* p = nullptr;
+  if (napi_create_arraybuffer(env, len, &p, &ab) != napi_ok || (p == nullptr && len != 0)) return false;
+  if (napi_create_typedarray(env, napi_uint8_array, len, ab, 0, out) != napi_ok) return false;
+  *data = static_cast<uint8_t*>(p);
+  return true;
+}
+
 Napi::Error MakeError(Napi::Env env, const ErrInfo& e) {
   Napi::Error err = Napi::Error::New(env, e.message);
   Napi::Object o = err.Value();
@@ -1007,11 +1025,12 @@ class RdpSessionWrap : public Napi::ObjectWrap<RdpSessionWrap> {
     if (finished_) return;
     Session* s = session_.get();
     bool connectNow = false, connectOk = false, resized = false, closed = false, unicodeInput = false;
+    bool jsGone = false;  // the env stopped running JS (worker terminating): skip all JS work
     ErrInfo cerr, cinfo;
     uint32_t w = 0, h = 0;
     struct Rect {
       uint32_t x, y, w, h;
-      Napi::Uint8Array data;
+      napi_value data;
     };
     std::vector<Rect> rects;
     {
@@ -1042,8 +1061,12 @@ class RdpSessionWrap : public Napi::ObjectWrap<RdpSessionWrap> {
         for (const auto& r : out) {
           const uint32_t rw = r.right - r.left, rh = r.bottom - r.top;
           if (!rw || !rh) continue;
-          Napi::Uint8Array buf = Napi::Uint8Array::New(env, (size_t)rw * rh * 4);
-          uint8_t* dst = buf.Data();
+          napi_value buf;
+          uint8_t* dst = nullptr;
+          if (!NewBytes(env, (size_t)rw * rh * 4, &buf, &dst)) {
+            jsGone = true;
+            break;
+          }
           for (uint32_t y = 0; y < rh; y++)
             memcpy(dst + (size_t)y * rw * 4, &s->back[((size_t)(r.top + y) * w + r.left) * 4], (size_t)rw * 4);
           rects.push_back(Rect{r.left, r.top, rw, rh, buf});
@@ -1054,6 +1077,17 @@ class RdpSessionWrap : public Napi::ObjectWrap<RdpSessionWrap> {
         closed = true;
         cinfo = s->closeInfo;
       }
+    }
+
+    if (jsGone) {
+      // Nothing can reach JS any more; EnvCleanup stops the session thread. If the
+      // thread already ended, do the native part of the close here (Finish takes this
+      // wrapper out of g_sessions, so EnvCleanup will not shut it down a second time).
+      if (closed) {
+        Finish();
+        Unref();
+      }
+      return;
     }
 
     Napi::HandleScope scope(env);
@@ -1191,8 +1225,10 @@ class RdpSessionWrap : public Napi::ObjectWrap<RdpSessionWrap> {
     Session* s = session_.get();
     std::lock_guard<std::mutex> lk(s->mu);
     if (!s->fbW || !s->fbH || s->back.empty() || !running_) return env.Null();
-    Napi::Uint8Array buf = Napi::Uint8Array::New(env, s->back.size());
-    memcpy(buf.Data(), s->back.data(), s->back.size());
+    napi_value buf;
+    uint8_t* dst = nullptr;
+    if (!NewBytes(env, s->back.size(), &buf, &dst)) return env.Null();  // worker terminating (see NewBytes)
+    memcpy(dst, s->back.data(), s->back.size());
     Napi::Object o = Napi::Object::New(env);
     o.Set("width", s->fbW);
     o.Set("height", s->fbH);
