@@ -1,0 +1,507 @@
+/**
+ * Issue-3 terminal figures that need a real browser, each beside its anchor in the same run:
+ *
+ *   1. SSH output throughput to the renderer. A real `wraith serve` and a real sshd; an SSH tab
+ *      opened through the UI (vault, host-key trust, password) in headless Chromium. `cat FILE;
+ *      echo MARK` is typed into the tab; the figure is the time, measured inside the page with
+ *      performance.now(), from the Enter keydown to the moment xterm.js has *parsed* the marker
+ *      line that follows the file's bytes (onWriteParsed of the tab's own Terminal, via the
+ *      read-only wraithInspect hook). All bytes went sshd → ssh2 → ring buffer → WebSocket →
+ *      xterm.write, with the renderer's credit acks pacing the host.
+ *      Anchors: (a) OpenSSH `ssh -i key … 'cat FILE' > /dev/null` (key user, no pty, so LF line
+ *      ends; printed with and without the connection set-up of `ssh … true`), and (b) the same
+ *      bytes as the tab receives them (the pty turns LF into CRLF) written straight into an xterm.js
+ *      Terminal in a blank page of the same browser (same cols/rows, scrollback, font, unicode11,
+ *      and the renderer the tab ended up with), 64 KiB chunks (≤ 16 MiB queued: xterm discards beyond 50 MB), until the last write callback.
+ *   2. Keystroke echo latency, p50/p99: in the tab a key is pressed (Playwright keyboard) with the
+ *      remote tty in `stty -icanon; cat >/dev/null` (the tty echoes each key); the in-page clock
+ *      runs from the keydown event to xterm having parsed the echoed character (and to the next
+ *      animation frame after that). Anchor: a plain ssh2 Client shell channel in Node running the
+ *      same command: write a char, time until the echo arrives.
+ *
+ * Run: npm run build && node --import tsx bench/terminal-render.ts [--mb 64] [--rounds 2] [--keys 300]
+ * Needs root and openssh-server (the sshd harness), and /usr/bin/chromium.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Page, chromium } from 'playwright-core';
+import { Client, type ClientChannel } from 'ssh2';
+import type { Terminal as XTerm } from '@xterm/xterm';
+import type { Unicode11Addon as XUnicode11 } from '@xterm/addon-unicode11';
+import type { WebglAddon as XWebgl } from '@xterm/addon-webgl';
+import { CHROMIUM, type TestBrowser, launchBrowser } from '../tests/fixtures/browser.js';
+import { type SshdHandle, startSshd } from '../tests/fixtures/sshd.js';
+import { REPO_ROOT, type WraithServer, startWraithServer } from '../tests/fixtures/wraith-server.js';
+
+const args = process.argv.slice(2);
+const arg = (name: string, dflt: number) => {
+  const i = args.indexOf(`--${name}`);
+  const v = i >= 0 ? Number(args[i + 1]) : NaN;
+  return Number.isFinite(v) && v > 0 ? v : dflt;
+};
+const FILE_MIB = arg('mb', 64);
+/** `--dom`: Chromium also gets --disable-webgl, so the tab falls back to xterm's DOM renderer (as on context loss). */
+const DOM_ONLY = args.includes('--dom');
+const ROUNDS = arg('rounds', 2);
+const KEYS = arg('keys', 300);
+const WARMUP_KEYS = 20;
+const CHUNK = 64 * 1024;
+const THROUGHPUT_TIMEOUT_MS = 400_000;
+const KEY_TIMEOUT_MS = 5_000;
+/** Output of `echo __WRAITH_<round>_$((40+2))__`; the typed command line never contains it, each round has its own. */
+const mark = (round: number) => `__WRAITH_${round}_42__`;
+const markCommand = (round: number) => `echo __WRAITH_${round}_$((40+2))__`;
+
+/** What this bench keeps on the pages' windows between evaluate calls. */
+interface BenchState {
+  done: Promise<{ parsed: number; frame: number; frames?: number }>;
+}
+declare global {
+  interface Window {
+    wraithBench?: BenchState;
+    Terminal?: typeof XTerm;
+    WebglAddon?: { WebglAddon: typeof XWebgl };
+    Unicode11Addon?: { Unicode11Addon: typeof XUnicode11 };
+    benchTerm?: XTerm;
+    benchData?: Uint8Array;
+  }
+}
+
+const mibps = (bytes: number, ms: number) => (bytes / 1048576 / (ms / 1000)).toFixed(1);
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+const ms3 = (v: number) => `${v.toFixed(2)} ms`;
+const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let sshd: SshdHandle | undefined;
+let server: WraithServer | undefined;
+let browser: TestBrowser | undefined;
+let xpage: Page | undefined;
+const ssh2Clients: Client[] = [];
+
+/** tsx (esbuild keepNames) wraps named functions in `__name(...)`; page functions need the helper too. */
+const NAME_SHIM = 'globalThis.__name ??= (f) => f';
+
+async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no result within ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// ---------------------------------------------------------------- set-up through the UI
+async function openSshTab(page: Page, s: SshdHandle): Promise<string> {
+  await page.locator('.connections .panel-head').getByRole('button', { name: 'New connection' }).click();
+  const dialog = page.getByRole('dialog', { name: 'New connection' });
+  await dialog.locator('input[name=name]').fill('bench sshd');
+  await dialog.locator('input[name=host]').fill(s.host);
+  await dialog.locator('input[name=port]').fill(String(s.port));
+  await dialog.locator('input[name=username]').fill(s.users.password.username);
+  await dialog.locator('input[name=password]').fill(s.users.password.password);
+  await dialog.getByRole('button', { name: 'Create' }).click();
+  const vault = page.getByRole('dialog', { name: 'Set up the vault' });
+  await vault.waitFor();
+  await vault.locator('input[name=master-password]').fill('correct horse battery');
+  await vault.locator('input[name=master-password-confirm]').fill('correct horse battery');
+  await vault.getByRole('button', { name: 'Set master password' }).click();
+  await dialog.waitFor({ state: 'detached' });
+
+  await page.getByRole('treeitem', { name: /^bench sshd, SSH/ }).dblclick();
+  const card = page.getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ });
+  await card.waitFor();
+  const shown = await card.locator('.fingerprint').innerText();
+  if (shown !== s.hostKeyFingerprint) throw new Error(`host key card shows ${shown}, sshd has ${s.hostKeyFingerprint}`);
+  await card.getByRole('button', { name: 'Trust and connect' }).click();
+  const pane = page.locator('.tab-panel:visible .terminal-pane[data-session-id]');
+  await pane.waitFor();
+  const id = await pane.getAttribute('data-session-id');
+  if (!id) throw new Error('the terminal has no session id');
+  await page.locator('.tab-panel:visible .xterm').click();
+  await page.keyboard.type('echo ready-$((20+1))\n');
+  await waitForTail(page, id, 'ready-21');
+  return id;
+}
+
+async function waitForTail(page: Page, id: string, line: string): Promise<void> {
+  const until = Date.now() + 20_000;
+  while (Date.now() < until) {
+    const tail = await page.evaluate(([sid, rows]) => window.wraithInspect?.terminals.tail(sid, rows) ?? '', [id, 60] as const);
+    if (tail.split('\n').some((l) => l.trimEnd() === line)) return;
+    await sleep(100);
+  }
+  throw new Error(`"${line}" did not appear in the terminal within 20 s`);
+}
+
+// ---------------------------------------------------------------- 1. throughput
+/** Types the command, arms the in-page clock, presses Enter; resolves with the in-page ms. */
+async function wraithThroughput(page: Page, id: string, file: string, round: number): Promise<{ ms: number; frames: number }> {
+  await page.bringToFront(); // the other page must not occlude this one (a hidden page does not render)
+  await page.locator('.tab-panel:visible .xterm').click();
+  await page.keyboard.type(`cat ${file}; ${markCommand(round)}`);
+  await page.evaluate(
+    ([sid, mark]) => {
+      const inspect = window.wraithInspect?.terminals;
+      if (!inspect) throw new Error('window.wraithInspect is missing');
+      let t0 = -1;
+      let frames = 0;
+      let counting = true;
+      const tick = () => {
+        if (t0 >= 0) frames++;
+        if (counting) requestAnimationFrame(tick);
+      };
+      requestAnimationFrame(tick);
+      const onKey = (ev: KeyboardEvent) => {
+        if (ev.key === 'Enter' && t0 < 0) t0 = performance.now();
+      };
+      document.addEventListener('keydown', onKey, true);
+      window.wraithBench = {
+        done: new Promise((resolve) => {
+          const off = inspect.onWriteParsed(sid, () => {
+            if (t0 < 0) return;
+            const tail = inspect.tail(sid, 6) ?? '';
+            if (!tail.split('\n').some((l) => l.trimEnd() === mark)) return;
+            const parsed = performance.now() - t0;
+            counting = false;
+            off?.();
+            document.removeEventListener('keydown', onKey, true);
+            resolve({ parsed, frame: performance.now() - t0, frames });
+          });
+          if (!off) throw new Error(`no terminal for session ${sid}`);
+        }),
+      };
+    },
+    [id, mark(round)] as const,
+  );
+  await page.keyboard.press('Enter');
+  const r = await withTimeout(
+    page.evaluate(() => window.wraithBench?.done ?? Promise.reject(new Error('bench state missing'))),
+    THROUGHPUT_TIMEOUT_MS,
+    'Wraith cat',
+  );
+  return { ms: r.parsed, frames: r.frames ?? 0 };
+}
+
+async function opensshRun(s: SshdHandle, command: string): Promise<number> {
+  const t0 = performance.now();
+  await new Promise<void>((resolve, reject) => {
+    const p = spawn(
+      'ssh',
+      ['-i', s.users.key.privateKeyPath, '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'LogLevel=ERROR', '-o', 'BatchMode=yes',
+        '-p', String(s.port), `${s.users.key.username}@127.0.0.1`, command],
+      { stdio: ['ignore', 'ignore', 'inherit'] },
+    );
+    const timer = setTimeout(() => p.kill('SIGKILL'), THROUGHPUT_TIMEOUT_MS);
+    p.once('error', reject);
+    p.once('exit', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve();
+      else reject(new Error(`ssh exited ${code}`));
+    });
+  });
+  return performance.now() - t0;
+}
+
+interface TermShape {
+  cols: number;
+  rows: number;
+  scrollback: number;
+  convertEol: boolean;
+  fontSize: number;
+  fontFamily: string;
+  webgl: boolean;
+}
+
+/** A blank page of the same browser with xterm.js (and the tab's addons), fed the bytes via a route. */
+async function prepareXtermPage(b: TestBrowser, shape: TermShape, bytes: Buffer): Promise<Page> {
+  const p = await b.context.newPage();
+  await p.addInitScript(NAME_SHIM);
+  await p.goto('about:blank');
+  const lib = (pkg: string, file: string) => join(REPO_ROOT, 'node_modules', '@xterm', pkg, 'lib', file);
+  await p.addScriptTag({ path: lib('xterm', 'xterm.js') });
+  await p.addScriptTag({ path: lib('addon-unicode11', 'addon-unicode11.js') });
+  if (shape.webgl) await p.addScriptTag({ path: lib('addon-webgl', 'addon-webgl.js') });
+  const PIECE = 4 * 1048576;
+  await p.route('http://xterm-bench.invalid/**', (route) => {
+    const i = Number(new URL(route.request().url()).searchParams.get('i'));
+    void route.fulfill({
+      status: 200,
+      body: bytes.subarray(i * PIECE, (i + 1) * PIECE),
+      headers: { 'access-control-allow-origin': '*', 'content-type': 'application/octet-stream' },
+    });
+  });
+  const renderer = await p.evaluate(
+    async ([sh, total, piece]) => {
+      const T = window.Terminal;
+      const U = window.Unicode11Addon;
+      if (!T || !U) throw new Error('xterm.js did not load');
+      const parts: Uint8Array[] = [];
+      for (let i = 0; i * piece < total; i++) parts.push(new Uint8Array(await (await fetch(`http://xterm-bench.invalid/data?i=${i}`)).arrayBuffer()));
+      const all = new Uint8Array(total);
+      let at = 0;
+      for (const part of parts) {
+        all.set(part, at);
+        at += part.byteLength;
+      }
+      if (at !== total) throw new Error(`fetched ${at} of ${total} bytes`);
+      const div = document.createElement('div');
+      div.style.cssText = 'position:absolute;inset:0';
+      document.body.style.margin = '0';
+      document.body.appendChild(div);
+      const term = new T({ cols: sh.cols, rows: sh.rows, scrollback: sh.scrollback, convertEol: sh.convertEol, fontSize: sh.fontSize, fontFamily: sh.fontFamily, allowProposedApi: true, cursorBlink: true });
+      term.loadAddon(new U.Unicode11Addon());
+      term.unicode.activeVersion = '11';
+      term.open(div);
+      let used = 'dom';
+      const W = window.WebglAddon;
+      if (sh.webgl && W) {
+        try {
+          term.loadAddon(new W.WebglAddon());
+          used = 'webgl';
+        } catch {
+          used = 'dom (webgl failed)';
+        }
+      }
+      window.benchTerm = term;
+      window.benchData = all;
+      return used;
+    },
+    [shape, bytes.byteLength, PIECE] as const,
+  );
+  console.log(`  (xterm-only page: ${shape.cols}x${shape.rows}, scrollback ${shape.scrollback}, renderer ${renderer})`);
+  return p;
+}
+
+async function xtermOnly(p: Page, chunk: number): Promise<{ ms: number; frames: number }> {
+  await p.bringToFront();
+  return withTimeout(
+    p.evaluate(async (size) => {
+      const term = window.benchTerm;
+      const data = window.benchData;
+      if (!term || !data) throw new Error('xterm page not prepared');
+      term.reset();
+      await new Promise((r) => requestAnimationFrame(r));
+      let frames = 0;
+      let counting = true;
+      const tick = () => {
+        frames++;
+        if (counting) requestAnimationFrame(tick);
+      };
+      const t0 = performance.now();
+      requestAnimationFrame(tick);
+      // xterm discards writes beyond 50 MB pending: keep up to 16 MiB queued, refilled from the
+      // write callbacks, so the parser never waits for data (an upper bound for any feeder).
+      const maxInFlight = Math.max(1, Math.floor((16 * 1048576) / size));
+      await new Promise<void>((resolve) => {
+        let at = 0;
+        let inFlight = 0;
+        const pump = () => {
+          while (inFlight < maxInFlight && at < data.byteLength) {
+            const last = at + size >= data.byteLength;
+            inFlight++;
+            term.write(data.subarray(at, at + size), () => {
+              inFlight--;
+              if (last) resolve();
+              else pump();
+            });
+            at += size;
+          }
+        };
+        pump();
+      });
+      counting = false;
+      return { ms: performance.now() - t0, frames };
+    }, chunk),
+    THROUGHPUT_TIMEOUT_MS,
+    'xterm-only write',
+  );
+}
+
+// ---------------------------------------------------------------- 2. keystroke echo
+const keyChar = (i: number) => String.fromCharCode(97 + (i % 26));
+/** The last characters the screen shows once key `i` is echoed (8 of the a–z cycle: unambiguous). */
+function expectedSuffix(i: number): string {
+  let s = '';
+  for (let k = Math.max(0, i - 7); k <= i; k++) s += keyChar(k);
+  return s;
+}
+
+async function wraithEcho(page: Page, id: string): Promise<{ parsed: number[]; frame: number[] }> {
+  await page.locator('.tab-panel:visible .xterm').click();
+  await page.keyboard.type('clear; stty -icanon; cat >/dev/null\n');
+  await sleep(800);
+  const parsed: number[] = [];
+  const frame: number[] = [];
+  for (let i = 0; i < KEYS + WARMUP_KEYS; i++) {
+    await page.evaluate(
+      ([sid, want]) => {
+        const inspect = window.wraithInspect?.terminals;
+        if (!inspect) throw new Error('window.wraithInspect is missing');
+        const rows = inspect.info(sid)?.rows ?? 24;
+        let t0 = -1;
+        const onKey = () => {
+          if (t0 < 0) t0 = performance.now();
+        };
+        document.addEventListener('keydown', onKey, true);
+        window.wraithBench = {
+          done: new Promise((resolve) => {
+            const off = inspect.onWriteParsed(sid, () => {
+              if (t0 < 0 || !(inspect.tail(sid, rows) ?? '').endsWith(want)) return;
+              const p = performance.now() - t0;
+              off?.();
+              document.removeEventListener('keydown', onKey, true);
+              requestAnimationFrame(() => resolve({ parsed: p, frame: performance.now() - t0 }));
+            });
+          }),
+        };
+      },
+      [id, expectedSuffix(i)] as const,
+    );
+    await page.keyboard.press(keyChar(i));
+    const r = await withTimeout(
+      page.evaluate(() => window.wraithBench?.done ?? Promise.reject(new Error('bench state missing'))),
+      KEY_TIMEOUT_MS,
+      `echo of key ${i}`,
+    );
+    if (i >= WARMUP_KEYS) {
+      parsed.push(r.parsed);
+      frame.push(r.frame);
+    }
+  }
+  await page.keyboard.press('Control+C');
+  return { parsed: parsed.sort((a, b) => a - b), frame: frame.sort((a, b) => a - b) };
+}
+
+async function ssh2Echo(s: SshdHandle): Promise<number[]> {
+  const c = new Client();
+  ssh2Clients.push(c);
+  await new Promise<void>((resolve, reject) => {
+    c.once('ready', () => resolve());
+    c.once('error', reject);
+    c.connect({ host: s.host, port: s.port, username: s.users.key.username, privateKey: s.users.key.privateKey });
+  });
+  const chan = await new Promise<ClientChannel>((resolve, reject) => c.shell({ term: 'xterm-256color', cols: 200, rows: 50 }, (e, ch) => (e ? reject(e) : resolve(ch))));
+  chan.write('stty -icanon; cat >/dev/null\n');
+  await sleep(800);
+  const lat: number[] = [];
+  for (let i = 0; i < KEYS + WARMUP_KEYS; i++) {
+    const ch = keyChar(i);
+    const t0 = performance.now();
+    await withTimeout(
+      new Promise<void>((resolve) => {
+        const onData = (d: Buffer) => {
+          if (d.toString('latin1').includes(ch)) {
+            chan.removeListener('data', onData);
+            resolve();
+          }
+        };
+        chan.on('data', onData);
+        chan.write(ch);
+      }),
+      KEY_TIMEOUT_MS,
+      `ssh2 echo of key ${i}`,
+    );
+    if (i >= WARMUP_KEYS) lat.push(performance.now() - t0);
+  }
+  c.end();
+  return lat.sort((a, b) => a - b);
+}
+
+/** The fixture's browser, or with --dom the same launch plus --disable-webgl. */
+async function startBrowser(): Promise<TestBrowser> {
+  if (!DOM_ONLY) return launchBrowser();
+  const profile = mkdtempSync(join(tmpdir(), 'wraith-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-webgl'],
+    viewport: { width: 1400, height: 860 },
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  const pageErrors: string[] = [];
+  page.on('pageerror', (err) => pageErrors.push(err.message));
+  return {
+    context,
+    page,
+    pageErrors,
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+// ---------------------------------------------------------------- main
+try {
+  console.log(`terminal-render bench: ${FILE_MIB} MiB file, ${ROUNDS} rounds, ${KEYS} keys; load average at start ${load()}${DOM_ONLY ? ', --dom (WebGL disabled)' : ''}`);
+  sshd = await startSshd();
+  server = await startWraithServer();
+  browser = await startBrowser();
+  const page = browser.page;
+  await page.addInitScript(NAME_SHIM);
+  await page.goto(server.openUrl);
+  await page.getByText('Host: connected').waitFor();
+  const id = await openSshTab(page, sshd);
+
+  // Text lines (base64, 100 columns) readable by both test users; the tab sees them with CRLF.
+  const file = join(sshd.dir, 'bench-render.txt');
+  execFileSync('sh', ['-c', `head -c ${Math.round((FILE_MIB * 1048576 * 100) / 101 * 0.75)} /dev/urandom | base64 -w 100 > ${file} && chmod 644 ${file}`]);
+  const lf = readFileSync(file);
+  const crlf = Buffer.from(lf.toString('latin1').replaceAll('\n', '\r\n'), 'latin1');
+  console.log(`file: ${(lf.byteLength / 1048576).toFixed(1)} MiB, ${lf.toString('latin1').split('\n').length - 1} lines of 100 chars (${(crlf.byteLength / 1048576).toFixed(1)} MiB as CRLF through a pty)`);
+
+  const info = await page.evaluate((sid) => window.wraithInspect?.terminals.info(sid) ?? null, id);
+  const renderer = await page.locator('.tab-panel:visible .terminal-pane').getAttribute('data-renderer');
+  if (!info) throw new Error('wraithInspect.info gave nothing: is the renderer built with the bench hook (npm run build)?');
+  console.log(`Wraith tab: ${info.cols}x${info.rows}, scrollback ${info.scrollback}, convertEol ${info.convertEol}, renderer ${renderer}`);
+  xpage = await prepareXtermPage(browser, { ...info, webgl: renderer === 'webgl' }, crlf);
+
+  console.log('\n1. SSH output throughput (cat of the file over loopback)');
+  const res = { ssh: [] as number[], sshNet: [] as number[], wraith: [] as number[], xterm: [] as number[] };
+  for (let r = 1; r <= ROUNDS; r++) {
+    const setup = Math.min(await opensshRun(sshd, 'true'), await opensshRun(sshd, 'true'), await opensshRun(sshd, 'true'));
+    const o = await opensshRun(sshd, `cat ${file}`);
+    res.ssh.push(lf.byteLength / o);
+    res.sshNet.push(lf.byteLength / (o - setup));
+    const wr = await wraithThroughput(page, id, file, r);
+    const w = wr.ms;
+    res.wraith.push(crlf.byteLength / w);
+    const xr = await xtermOnly(xpage, CHUNK);
+    const x = xr.ms;
+    res.xterm.push(crlf.byteLength / x);
+    console.log(
+      `  round ${r} (load ${load()}): OpenSSH ${mibps(lf.byteLength, o)} MiB/s (${mibps(lf.byteLength, o - setup)} without its ${setup.toFixed(0)} ms set-up)` +
+        ` | Wraith tab ${mibps(crlf.byteLength, w)} MiB/s (${(w / 1000).toFixed(2)} s, ${wr.frames} frames)` +
+        ` | xterm.js only ${mibps(crlf.byteLength, x)} MiB/s (${(x / 1000).toFixed(2)} s, ${xr.frames} frames)` +
+        ` | Wraith/xterm-only ${((x / w) * 100).toFixed(0)}%`,
+    );
+  }
+  const best = (v: number[]) => Math.max(...v);
+  const f = (bpms: number) => (bpms * 1000 / 1048576).toFixed(1);
+  console.log(`  best: OpenSSH ${f(best(res.ssh))} MiB/s (net of set-up ${f(best(res.sshNet))}), Wraith tab ${f(best(res.wraith))} MiB/s, xterm.js only ${f(best(res.xterm))} MiB/s`);
+  console.log(`  ratio Wraith / xterm-only (best rounds): ${((best(res.wraith) / best(res.xterm)) * 100).toFixed(0)}%  (target ≥ 85%)`);
+  const canvases = (p: Page, sel: string) => p.$$eval(sel, (els) => els.map((c) => (c instanceof HTMLCanvasElement ? `${c.width}x${c.height}` : '?')).join(','));
+  console.log(`  canvases after the runs: Wraith tab ${await canvases(page, '.tab-panel:visible .xterm-screen canvas')}, xterm-only page ${await canvases(xpage, '.xterm-screen canvas')}; tab renderer now ${await page.locator('.tab-panel:visible .terminal-pane').getAttribute('data-renderer')}`);
+  await xpage.close();
+  xpage = undefined;
+
+  console.log(`\n2. Keystroke echo latency (${KEYS} keys after ${WARMUP_KEYS} warm-up, remote tty echo under stty -icanon; cat)`);
+  const e2 = await ssh2Echo(sshd);
+  await page.bringToFront();
+  const ew = await wraithEcho(page, id);
+  console.log(`  ssh2 alone (Node, write → echo data)       : p50 ${ms3(pct(e2, 50))}  p99 ${ms3(pct(e2, 99))}`);
+  console.log(`  Wraith tab (keydown → echo parsed by xterm): p50 ${ms3(pct(ew.parsed, 50))}  p99 ${ms3(pct(ew.parsed, 99))}  added p50 ${ms3(pct(ew.parsed, 50) - pct(e2, 50))}, p99 ${ms3(pct(ew.parsed, 99) - pct(e2, 99))} (target ≤ 3 ms at p99)`);
+  console.log(`  Wraith tab (keydown → next frame after)    : p50 ${ms3(pct(ew.frame, 50))}  p99 ${ms3(pct(ew.frame, 99))}`);
+  const errors = browser.pageErrors.filter((e) => !/WebSocket connection to .* failed/.test(e));
+  if (errors.length) console.log(`page errors: ${errors.join(' | ')}`);
+  console.log(`\nload average at end ${load()}`);
+} finally {
+  for (const c of ssh2Clients) c.destroy();
+  await xpage?.close().catch(() => undefined);
+  await browser?.close();
+  await server?.stop();
+  await sshd?.stop();
+}
