@@ -3,6 +3,7 @@
  * encoded to a 1280x720 JPEG q85; encode alone, and end to end through the contract.
  * Run: node --import tsx bench/screenshot.ts
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,8 +17,12 @@ import { startRdpServer } from '../tests/fixtures/rdp-server.js';
 const p = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.floor(q * (xs.length - 1))] ?? NaN;
 
 const server = await startRdpServer({ width: 1920, height: 1080 });
-// Something with detail to encode, not a flat colour.
-await server.x('xsetroot', ['-bitmap', '/usr/include/X11/bitmaps/escherknot', '-fg', '#d08040', '-bg', '#203040']).catch(() => server.x('xsetroot', ['-solid', '#336699']));
+// A desktop-like picture to encode (gradient + a window of `ls -l`-like text), not a flat colour.
+const picture = join(mkdtempSync(join(tmpdir(), 'wraith-bench-desk-')), 'desktop.png');
+const lines = Array.from({ length: 48 }, (_, i) => `drwxr-xr-x  2 root root  4096 Nov 25 22:${i}  directory-${i}  -rw-r--r-- 1 admin staff 123${i} file-${i}.log`).join('\n');
+execFileSync('convert', ['-size', '1920x1080', 'gradient:#1d2a3a-#3a5f86', '(', '-size', '1100x700', 'xc:#f4f4f4', '-font', 'DejaVu-Sans-Mono', '-pointsize', '13', '-fill', '#202020', '-annotate', '+12+20', lines, ')', '-geometry', '+300+150', '-composite', picture]);
+// A window filling the screen (no window manager on the test display); killed by dispose().
+server.spawnX('display', ['-geometry', '+0+0', picture]);
 const app = new App({ dataDir: mkdtempSync(join(tmpdir(), 'wraith-bench-rdp-')), host: 'in-process' });
 const client = connectInProcess(app);
 const conn = await client.call('connections.create', { name: 'bench', kind: 'rdp', host: server.host, port: server.port, rdpOptions: { security: 'tls' } });
