@@ -257,6 +257,7 @@ export class AiService {
           if (!card) continue;
           card.output = b.content.flatMap((c) => (c.type === 'text' ? [c.text] : [])).join('\n');
           const img = b.content.find((c) => c.type === 'image');
+          // The stored block keeps no size; 0 means "unknown" and the panel shows the image as it is.
           if (img && img.type === 'image') card.image = { mime: img.source.media_type, data: img.source.data, width: 0, height: 0 };
           if (card.status === 'pending') card.status = b.is_error ? 'error' : 'ok';
         }
