@@ -2,6 +2,7 @@ import { Decoder, Encoder } from '@msgpack/msgpack';
 import type { Wire } from '@common/client.js';
 import type { ClientMessage, ServerMessage } from '@common/protocol.js';
 import { toServerMessage } from './server-message.js';
+import type { FromSocketWorker, ToSocketWorker } from './websocket-worker.js';
 
 // Exactly the codec of src-main/server/codec.ts: Uint8Array travels as MessagePack bin,
 // undefined fields are dropped so optional fields stay optional.
@@ -14,15 +15,18 @@ export function websocketUrl(location: Location): string {
   return `${scheme}//${location.host}/ws`;
 }
 
-/** Opens one WebSocket and resolves with a Wire once it is open; rejects if it never opens. */
+/**
+ * Opens one WebSocket (in a worker, see websocket-worker.ts) and resolves with a Wire once it
+ * is open; rejects if it never opens.
+ */
 export function openWebSocketWire(url: string): Promise<Wire> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url);
-    ws.binaryType = 'arraybuffer';
+    const worker = new Worker(new URL('./websocket-worker.ts', import.meta.url), { type: 'module', name: 'wraith-websocket' });
     const messageListeners = new Set<(m: ServerMessage) => void>();
     const closeListeners = new Set<(reason: string) => void>();
     let opened = false;
     let closed = false;
+    const toWorker = (m: ToSocketWorker, transfer: Transferable[] = []) => worker.postMessage(m, transfer);
 
     const finish = (reason: string) => {
       if (closed) return;
@@ -33,36 +37,59 @@ export function openWebSocketWire(url: string): Promise<Wire> {
       messageListeners.clear();
     };
 
-    ws.onopen = () => {
-      opened = true;
-      resolve({
-        send(message: ClientMessage) {
-          if (ws.readyState === WebSocket.OPEN) ws.send(encoder.encode(message));
-        },
-        onMessage(listener) {
-          messageListeners.add(listener);
-        },
-        onClose(listener) {
-          if (closed) listener('closed');
-          else closeListeners.add(listener);
-        },
-        close() {
-          ws.close(1000, 'client closed');
-          finish('closed by the client');
-        },
-      });
-    };
-    ws.onmessage = (ev: MessageEvent<unknown>) => {
-      if (!(ev.data instanceof ArrayBuffer)) return;
+    const deliver = (frame: ArrayBuffer) => {
       let raw: unknown;
       try {
-        raw = decoder.decode(new Uint8Array(ev.data));
+        raw = decoder.decode(new Uint8Array(frame));
       } catch {
         return; // not ours to answer: the host only sends MessagePack
       }
       const message = toServerMessage(raw);
       if (message) for (const l of messageListeners) l(message);
     };
-    ws.onclose = (ev) => finish(ev.reason || (opened ? 'the host closed the connection' : 'the host could not be reached'));
+
+    worker.onmessage = (ev: MessageEvent<FromSocketWorker>) => {
+      const m = ev.data;
+      switch (m.t) {
+        case 'open':
+          opened = true;
+          resolve({
+            send(message: ClientMessage) {
+              if (closed) return;
+              const bytes = encoder.encode(message); // a fresh buffer of its own: safe to transfer
+              toWorker({ t: 'send', data: bytes.buffer }, [bytes.buffer]);
+            },
+            onMessage(listener) {
+              messageListeners.add(listener);
+            },
+            onClose(listener) {
+              if (closed) listener('closed');
+              else closeListeners.add(listener);
+            },
+            close() {
+              toWorker({ t: 'close' });
+              finish('closed by the client');
+            },
+          });
+          return;
+        case 'frames':
+          try {
+            for (const frame of m.frames) if (!closed) deliver(frame);
+          } finally {
+            if (!closed) toWorker({ t: 'ready' });
+          }
+          return;
+        case 'close':
+          finish(m.reason);
+          worker.terminate();
+          return;
+      }
+    };
+    worker.onerror = (ev) => {
+      ev.preventDefault();
+      finish('the connection worker failed');
+      worker.terminate();
+    };
+    toWorker({ t: 'open', url });
   });
 }
