@@ -33,6 +33,9 @@ const THEME = {
 
 const MULTILINE = /\r|\n/;
 
+/** The cursor blinks again once output has been quiet this long. */
+const BLINK_QUIET_MS = 400;
+
 // Highlights every match (and the overview ruler), and makes the addon report result counts.
 const SEARCH_DECORATIONS = {
   matchBackground: '#3a4a6b',
@@ -66,10 +69,27 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
   let frame = 0;
   let attached: string | null = null;
   let detach: (() => void)[] = [];
+  let blinkTimer: ReturnType<typeof setTimeout> | null = null;
   const disposers: (() => void)[] = [];
 
   function send(data: string | Uint8Array<ArrayBuffer>): void {
     if (attached) host.call('terminal.write', { sessionId: attached, data }).catch(() => undefined);
+  }
+
+  /**
+   * A blinking cursor costs a frame per write under a flood: xterm restarts the blink (and
+   * requests an animation frame) on every cursor move, and each extra frame is parsing time lost
+   * (in headless Chromium a frame costs ~80 ms, which halved the tab's throughput). So the
+   * cursor holds still while output streams and blinks again once it has been quiet.
+   */
+  function holdBlink(t: Terminal): void {
+    if (blinkTimer) clearTimeout(blinkTimer);
+    else if (t.options.cursorBlink) t.options.cursorBlink = false;
+    else return; // not blinking, and not held by us
+    blinkTimer = setTimeout(() => {
+      blinkTimer = null;
+      if (term === t) t.options.cursorBlink = true;
+    }, BLINK_QUIET_MS);
   }
 
   function attach(id: string): void {
@@ -89,6 +109,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
         hub.ack(id, credit);
         return;
       }
+      holdBlink(t);
       // Credit goes back only once xterm has parsed the bytes: that is what bounds memory.
       t.write(bytes, () => hub.ack(id, credit));
     };
@@ -285,6 +306,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
 
   onBeforeUnmount(() => {
     cancelAnimationFrame(frame);
+    if (blinkTimer) clearTimeout(blinkTimer);
     observer?.disconnect();
     detachSession();
     for (const d of disposers) d();
