@@ -23,7 +23,7 @@
  * Needs root and openssh-server (the sshd harness), and /usr/bin/chromium.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Page, chromium } from 'playwright-core';
@@ -46,6 +46,11 @@ const FILE_MIB = arg('mb', 64);
 const DOM_ONLY = args.includes('--dom');
 const ROUNDS = arg('rounds', 2);
 const KEYS = arg('keys', 300);
+/** `--profile DIR`: a CPU profile (CDP Profiler) of each page during the throughput runs, saved to DIR, top self time printed. */
+const PROFILE_DIR = (() => {
+  const i = args.indexOf('--profile');
+  return i >= 0 ? args[i + 1] : undefined;
+})();
 const WARMUP_KEYS = 20;
 const CHUNK = 64 * 1024;
 const THROUGHPUT_TIMEOUT_MS = 400_000;
@@ -134,6 +139,73 @@ async function waitForTail(page: Page, id: string, line: string): Promise<void> 
     await sleep(100);
   }
   throw new Error(`"${line}" did not appear in the terminal within 20 s`);
+}
+
+// ---------------------------------------------------------------- optional CPU profile
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples?: number[];
+  timeDeltas?: number[];
+}
+
+/** Runs `fn` under the CDP sampling profiler of `page` when --profile is given; prints the top self time. */
+async function profiled<T>(page: Page, label: string, fn: () => Promise<T>): Promise<T> {
+  if (!PROFILE_DIR) return fn();
+  if (process.env.WRAITH_BENCH_TRACE) return traced(page, label, fn);
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+  await cdp.send('Profiler.start');
+  const result = await fn();
+  const { profile } = (await cdp.send('Profiler.stop')) as { profile: CpuProfile };
+  await cdp.detach();
+  mkdirSync(PROFILE_DIR, { recursive: true });
+  writeFileSync(join(PROFILE_DIR, `${label}.cpuprofile`), JSON.stringify(profile));
+  const byNode = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map<string, number>();
+  let total = 0;
+  const samples = profile.samples ?? [];
+  const deltas = profile.timeDeltas ?? [];
+  for (let i = 0; i < samples.length; i++) {
+    const n = byNode.get(samples[i] ?? -1);
+    const dt = (deltas[i + 1] ?? deltas[i] ?? 0) / 1000;
+    if (!n) continue;
+    const f = n.callFrame;
+    const key = `${f.functionName || '(anonymous)'} ${f.url.split('/').pop() ?? ''}:${f.lineNumber + 1}:${f.columnNumber + 1}`;
+    self.set(key, (self.get(key) ?? 0) + dt);
+    total += dt;
+  }
+  console.log(`  profile ${label}: ${total.toFixed(0)} ms sampled, top self time:`);
+  for (const [k, ms] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`    ${ms.toFixed(0).padStart(6)} ms ${((ms / total) * 100).toFixed(1).padStart(5)}%  ${k}`);
+  return result;
+}
+
+/** A Chrome trace (devtools.timeline) of `fn`, saved to PROFILE_DIR/label.json for chrome://tracing or analysis. */
+async function traced<T>(page: Page, label: string, fn: () => Promise<T>): Promise<T> {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Tracing.start', {
+    transferMode: 'ReturnAsStream',
+    traceConfig: { includedCategories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8.execute', 'blink', 'cc', 'gpu', 'toplevel', 'disabled-by-default-devtools.timeline.frame'] },
+  });
+  const result = await fn();
+  const done = new Promise<string>((resolve) => cdp.once('Tracing.tracingComplete', (ev) => resolve(ev.stream ?? '')));
+  await cdp.send('Tracing.end');
+  const handle = await done;
+  let text = '';
+  for (;;) {
+    const chunk = await cdp.send('IO.read', { handle });
+    text += chunk.base64Encoded ? Buffer.from(chunk.data, 'base64').toString('utf8') : chunk.data;
+    if (chunk.eof) break;
+  }
+  await cdp.send('IO.close', { handle });
+  await cdp.detach();
+  mkdirSync(PROFILE_DIR ?? '.', { recursive: true });
+  writeFileSync(join(PROFILE_DIR ?? '.', `${label}.json`), text);
+  return result;
 }
 
 // ---------------------------------------------------------------- 1. throughput
@@ -457,7 +529,8 @@ try {
   const renderer = await page.locator('.tab-panel:visible .terminal-pane').getAttribute('data-renderer');
   if (!info) throw new Error('wraithInspect.info gave nothing: is the renderer built with the bench hook (npm run build)?');
   console.log(`Wraith tab: ${info.cols}x${info.rows}, scrollback ${info.scrollback}, convertEol ${info.convertEol}, renderer ${renderer}`);
-  xpage = await prepareXtermPage(browser, { ...info, webgl: renderer === 'webgl' }, crlf);
+  const xp = await prepareXtermPage(browser, { ...info, webgl: renderer === 'webgl' }, crlf);
+  xpage = xp;
 
   console.log('\n1. SSH output throughput (cat of the file over loopback)');
   const res = { ssh: [] as number[], sshNet: [] as number[], wraith: [] as number[], xterm: [] as number[] };
@@ -466,10 +539,10 @@ try {
     const o = await opensshRun(sshd, `cat ${file}`);
     res.ssh.push(lf.byteLength / o);
     res.sshNet.push(lf.byteLength / (o - setup));
-    const wr = await wraithThroughput(page, id, file, r);
+    const wr = await profiled(page, `wraith-${r}`, () => wraithThroughput(page, id, file, r));
     const w = wr.ms;
     res.wraith.push(crlf.byteLength / w);
-    const xr = await xtermOnly(xpage, CHUNK);
+    const xr = await profiled(xp, `xterm-${r}`, () => xtermOnly(xp, CHUNK));
     const x = xr.ms;
     res.xterm.push(crlf.byteLength / x);
     console.log(
@@ -484,8 +557,8 @@ try {
   console.log(`  best: OpenSSH ${f(best(res.ssh))} MiB/s (net of set-up ${f(best(res.sshNet))}), Wraith tab ${f(best(res.wraith))} MiB/s, xterm.js only ${f(best(res.xterm))} MiB/s`);
   console.log(`  ratio Wraith / xterm-only (best rounds): ${((best(res.wraith) / best(res.xterm)) * 100).toFixed(0)}%  (target ≥ 85%)`);
   const canvases = (p: Page, sel: string) => p.$$eval(sel, (els) => els.map((c) => (c instanceof HTMLCanvasElement ? `${c.width}x${c.height}` : '?')).join(','));
-  console.log(`  canvases after the runs: Wraith tab ${await canvases(page, '.tab-panel:visible .xterm-screen canvas')}, xterm-only page ${await canvases(xpage, '.xterm-screen canvas')}; tab renderer now ${await page.locator('.tab-panel:visible .terminal-pane').getAttribute('data-renderer')}`);
-  await xpage.close();
+  console.log(`  canvases after the runs: Wraith tab ${await canvases(page, '.tab-panel:visible .xterm-screen canvas')}, xterm-only page ${await canvases(xp, '.xterm-screen canvas')}; tab renderer now ${await page.locator('.tab-panel:visible .terminal-pane').getAttribute('data-renderer')}`);
+  await xp.close();
   xpage = undefined;
 
   console.log(`\n2. Keystroke echo latency (${KEYS} keys after ${WARMUP_KEYS} warm-up, remote tty echo under stty -icanon; cat)`);
