@@ -28,8 +28,10 @@ export async function encodeScreenshot(
   const width = Math.max(1, Math.round(fb.width * scale));
   const height = Math.max(1, Math.round(fb.height * scale));
   let img = sharp(fb.data, { raw: { width: fb.width, height: fb.height, channels: 4 } }).removeAlpha();
+  // Lanczos keeps small text legible for the XO. Huffman optimisation is off: it cost ~5 ms of
+  // ~23 (1920x1080 → 1280x720 on 2 cores) for 4% fewer bytes.
   if (scale < 1) img = img.resize(width, height, { fit: 'fill', kernel: 'lanczos3' });
-  const data = opts.format === 'png' ? await img.png().toBuffer() : await img.jpeg({ quality: 85, mozjpeg: false }).toBuffer();
+  const data = opts.format === 'png' ? await img.png().toBuffer() : await img.jpeg({ quality: 85, optimiseCoding: false }).toBuffer();
   return { mime: opts.format === 'png' ? 'image/png' : 'image/jpeg', data, width, height, scale: width / fb.width };
 }
 
