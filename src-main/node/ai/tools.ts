@@ -132,27 +132,7 @@ async function callMethod(ctx: ToolContext, tool: string, method: string, params
   return ctx.call(method, params);
 }
 
-function describeJson(value: unknown, max: number): string {
-  return truncate(JSON.stringify(value, (_k, v: unknown) => (v instanceof Uint8Array ? `<${v.byteLength} bytes>` : v), 2) ?? 'null', max, 'head');
-}
-
 const MAX_FILE = 5 * 1024 * 1024;
-
-/** Bytes or text from an SFTP read result, whatever shape the service returns. */
-function fileText(result: unknown): { text: string; bytes: number; binary: boolean } | null {
-  const r = z.object({ data: z.instanceof(Uint8Array) }).safeParse(result);
-  if (r.success) {
-    const buf = Buffer.from(r.data.data);
-    const binary = buf.subarray(0, 8000).includes(0);
-    return { text: binary ? '' : buf.toString('utf8'), bytes: buf.byteLength, binary };
-  }
-  const t = z.object({ content: z.string() }).or(z.object({ text: z.string() })).safeParse(result);
-  if (t.success) {
-    const text = 'content' in t.data ? t.data.content : t.data.text;
-    return { text, bytes: Buffer.byteLength(text), binary: false };
-  }
-  return null;
-}
 
 function mapPoint(ctx: ToolContext, tool: string, sessionId: string, x: number, y: number): { x: number; y: number } {
   const g = ctx.screens.get(sessionId);
@@ -355,14 +335,10 @@ export function buildTools(): AiTool[] {
         details: details({ action: `List a directory on ${label(i.sessionId)}`, sessionId: i.sessionId, sessionTitle: label(i.sessionId), path: i.path }),
         guarded: null,
         run: async (ctx) => {
-          const r = await callMethod(ctx, 'sftp_list', 'sftp.list', { sessionId: i.sessionId, path: i.path });
-          const entries = z
-            .array(z.object({ name: z.string(), type: z.string().optional(), kind: z.string().optional(), size: z.number().optional(), mtime: z.union([z.number(), z.string()]).optional(), mode: z.number().optional() }))
-            .or(z.object({ entries: z.array(z.object({ name: z.string(), type: z.string().optional(), kind: z.string().optional(), size: z.number().optional() })) }).transform((o) => o.entries))
-            .safeParse(r);
-          const text = entries.success
-            ? entries.data.map((e) => `${(e.type ?? e.kind ?? '?').padEnd(9)} ${String(e.size ?? '').padStart(10)}  ${e.name}`).join('\n') || '(empty directory)'
-            : describeJson(r, ctx.settings.toolOutputMaxChars);
+          const r = methods['sftp.list'].output.parse(await callMethod(ctx, 'sftp_list', 'sftp.list', { sessionId: i.sessionId, path: i.path }));
+          const text =
+            r.entries.map((e) => `${e.type.padEnd(9)} ${e.modeOctal} ${String(e.size).padStart(10)}  ${e.name}`).join('\n') +
+            (r.truncated ? '\n(listing truncated)' : '') || '(empty directory)';
           return { text: ctx.fence(i.sessionId, `sftp:${i.path}`, truncate(text, ctx.settings.toolOutputMaxChars, 'head')) };
         },
       }),
@@ -378,11 +354,9 @@ export function buildTools(): AiTool[] {
         details: details({ action: `Read a file on ${label(i.sessionId)}`, sessionId: i.sessionId, sessionTitle: label(i.sessionId), path: i.path }),
         guarded: null,
         run: async (ctx) => {
-          const r = await callMethod(ctx, 'sftp_read', 'sftp.read', { sessionId: i.sessionId, path: i.path, maxBytes: MAX_FILE });
-          const f = fileText(r);
-          if (!f) return { text: describeJson(r, ctx.settings.toolOutputMaxChars) };
-          if (f.binary) return { text: `${i.path} is a binary file (${f.bytes} bytes); not shown.` };
-          return { text: `${i.path} (${f.bytes} bytes):\n${ctx.fence(i.sessionId, `file:${i.path}`, truncate(f.text, ctx.settings.toolOutputMaxChars, 'head'))}` };
+          // Binary and over-size files are refused by the service with a message the model can use.
+          const f = methods['sftp.read'].output.parse(await callMethod(ctx, 'sftp_read', 'sftp.read', { sessionId: i.sessionId, path: i.path, maxBytes: MAX_FILE }));
+          return { text: `${f.path} (${f.size} bytes):\n${ctx.fence(i.sessionId, `file:${f.path}`, truncate(f.text, ctx.settings.toolOutputMaxChars, 'head'))}` };
         },
       }),
     }),
