@@ -18,8 +18,14 @@
  *      runs from the keydown event to xterm having parsed the echoed character (and to the next
  *      animation frame after that). Anchor: a plain ssh2 Client shell channel in Node running the
  *      same command: write a char, time until the echo arrives.
+ *   3. Ctrl+C stop latency during a flood, p50/max: with PS1 set to a unique marker, `yes
+ *      wraith-flood` runs in the tab for ~2 s, then Ctrl+C is pressed; the in-page clock runs from
+ *      the Ctrl+C keydown to xterm having parsed the prompt that follows (bytes already in flight —
+ *      pty, SSH window, the host's flow-control window, WebSocket — are rendered first, so this
+ *      figure grows with the terminal flow-control window). Anchor: the same with `sleep 60`
+ *      instead of the flood (nothing in flight: the fixed cost of the round trip and the prompt).
  *
- * Run: npm run build && node --import tsx bench/terminal-render.ts [--mb 64] [--rounds 2] [--keys 300]
+ * Run: npm run build && node --import tsx bench/terminal-render.ts [--mb 64] [--rounds 2] [--keys 300] [--ctrlc 5]
  * Needs root and openssh-server (the sshd harness), and /usr/bin/chromium.
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -46,6 +52,12 @@ const FILE_MIB = arg('mb', 64);
 const DOM_ONLY = args.includes('--dom');
 const ROUNDS = arg('rounds', 2);
 const KEYS = arg('keys', 300);
+/** `--ctrlc N`: Ctrl+C stop-latency repetitions (figure 3). */
+const CTRLC_REPS = arg('ctrlc', 5);
+const FLOOD_MS = 2_000;
+const CTRLC_TIMEOUT_MS = 60_000;
+/** The tab's prompt during figure 3; the typed command splits it with quotes, so its echo never matches. */
+const PROMPT = '__WRAITH_PS__>';
 /** `--profile DIR`: a CPU profile (CDP Profiler) of each page during the throughput runs, saved to DIR, top self time printed. */
 const PROFILE_DIR = (() => {
   const i = args.indexOf('--profile');
@@ -447,6 +459,62 @@ async function wraithEcho(page: Page, id: string): Promise<{ parsed: number[]; f
   return { parsed: parsed.sort((a, b) => a - b), frame: frame.sort((a, b) => a - b) };
 }
 
+// ---------------------------------------------------------------- 3. Ctrl+C during a flood
+async function setPrompt(page: Page, id: string): Promise<void> {
+  await page.bringToFront();
+  await page.locator('.tab-panel:visible .xterm').click();
+  await page.keyboard.type(`PS1='__WRAITH''_PS__> '; clear\n`);
+  await waitForTail(page, id, PROMPT);
+}
+
+/** Runs `command` `reps` times, pressing Ctrl+C after FLOOD_MS; in-page ms from the keydown to the prompt parsed. */
+async function wraithCtrlC(page: Page, id: string, command: string, reps: number): Promise<number[]> {
+  const lat: number[] = [];
+  for (let i = 0; i < reps; i++) {
+    await page.keyboard.type(command);
+    await page.evaluate(
+      ([sid, prompt]) => {
+        const inspect = window.wraithInspect?.terminals;
+        if (!inspect) throw new Error('window.wraithInspect is missing');
+        const rows = inspect.info(sid)?.rows ?? 24;
+        let t0 = -1;
+        const onKey = (ev: KeyboardEvent) => {
+          if (t0 < 0 && ev.ctrlKey && (ev.key === 'c' || ev.key === 'C')) t0 = performance.now();
+        };
+        document.addEventListener('keydown', onKey, true);
+        window.wraithBench = {
+          done: new Promise((resolve) => {
+            const off = inspect.onWriteParsed(sid, () => {
+              if (t0 < 0) return;
+              // The last non-blank line: after `clear` the prompt sits near the top of a mostly blank screen.
+              const last = (inspect.tail(sid, rows) ?? '').split('\n').pop() ?? '';
+              if (last.trimEnd() !== prompt) return;
+              const parsed = performance.now() - t0;
+              off?.();
+              document.removeEventListener('keydown', onKey, true);
+              resolve({ parsed, frame: parsed });
+            });
+            if (!off) throw new Error(`no terminal for session ${sid}`);
+          }),
+        };
+      },
+      [id, PROMPT] as const,
+    );
+    await page.keyboard.press('Enter');
+    await sleep(FLOOD_MS);
+    await page.keyboard.press('Control+C');
+    const r = await withTimeout(
+      page.evaluate(() => window.wraithBench?.done ?? Promise.reject(new Error('bench state missing'))),
+      CTRLC_TIMEOUT_MS,
+      `prompt after Ctrl+C ${i}`,
+    );
+    lat.push(r.parsed);
+    console.log(`  ${command} rep ${i + 1}: ${ms3(r.parsed)} (load ${load()})`);
+    await sleep(300);
+  }
+  return lat.sort((a, b) => a - b);
+}
+
 async function ssh2Echo(s: SshdHandle): Promise<number[]> {
   const c = new Client();
   ssh2Clients.push(c);
@@ -568,6 +636,14 @@ try {
   console.log(`  ssh2 alone (Node, write → echo data)       : p50 ${ms3(pct(e2, 50))}  p99 ${ms3(pct(e2, 99))}`);
   console.log(`  Wraith tab (keydown → echo parsed by xterm): p50 ${ms3(pct(ew.parsed, 50))}  p99 ${ms3(pct(ew.parsed, 99))}  added p50 ${ms3(pct(ew.parsed, 50) - pct(e2, 50))}, p99 ${ms3(pct(ew.parsed, 99) - pct(e2, 99))} (target ≤ 3 ms at p99)`);
   console.log(`  Wraith tab (keydown → next frame after)    : p50 ${ms3(pct(ew.frame, 50))}  p99 ${ms3(pct(ew.frame, 99))}`);
+
+  console.log(`\n3. Ctrl+C stop latency (yes wraith-flood for ${FLOOD_MS} ms, keydown → next prompt parsed by xterm, ${CTRLC_REPS} reps)`);
+  await setPrompt(page, id);
+  const idle = await wraithCtrlC(page, id, 'sleep 60', 3);
+  const cc = await wraithCtrlC(page, id, 'yes wraith-flood', CTRLC_REPS);
+  await page.keyboard.type('clear\n');
+  console.log(`  anchor, no flood (sleep 60): p50 ${ms3(pct(idle, 50))}  max ${ms3(idle[idle.length - 1] ?? NaN)}`);
+  console.log(`  Wraith tab, yes flood      : p50 ${ms3(pct(cc, 50))}  max ${ms3(cc[cc.length - 1] ?? NaN)}`);
   const errors = browser.pageErrors.filter((e) => !/WebSocket connection to .* failed/.test(e));
   if (errors.length) console.log(`page errors: ${errors.join(' | ')}`);
   console.log(`\nload average at end ${load()}`);
