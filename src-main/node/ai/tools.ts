@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { AiSettings, ApprovalDetails, ToolEffect } from '../../common/contract/ai.js';
 import { isMethodName, methods } from '../../common/contract/index.js';
 import { WraithError } from '../../common/errors.js';
+import { toDesktopPoint } from '../rdp/screenshot.js';
 
 /**
  * The XO's tools, defined once with zod. Each declares its effect (read or act) and reaches the
@@ -137,10 +138,11 @@ const MAX_FILE = 5 * 1024 * 1024;
 function mapPoint(ctx: ToolContext, tool: string, sessionId: string, x: number, y: number): { x: number; y: number } {
   const g = ctx.screens.get(sessionId);
   if (!g) throw new WraithError('EBADARGS', `${tool}: take an rdp_screenshot of this session first, so coordinates refer to what you see.`);
-  if (x >= g.width || y >= g.height) {
+  const point = toDesktopPoint(g, x, y);
+  if (!point) {
     throw new WraithError('EBADARGS', `${tool}: (${x}, ${y}) is outside the screenshot (${g.width}x${g.height}); use pixels of the latest screenshot.`);
   }
-  return { x: Math.min(Math.round(x / g.scale), g.desktopWidth - 1), y: Math.min(Math.round(y / g.scale), g.desktopHeight - 1) };
+  return point;
 }
 
 export const ScreenshotResult = z.object({

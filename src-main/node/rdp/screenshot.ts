@@ -35,12 +35,18 @@ export async function encodeScreenshot(
   return { mime: opts.format === 'png' ? 'image/png' : 'image/jpeg', data, width, height, scale: width / fb.width };
 }
 
-/** Maps a point on a screenshot back to the desktop, refusing points outside the image. */
+/**
+ * Maps a point on a screenshot back to the desktop, refusing points outside the image. The XO's
+ * clicks and the tests both go through here, so they cannot disagree about rounding.
+ */
 export function toDesktopPoint(
-  shot: { width: number; height: number; scale: number },
+  shot: { width: number; height: number; scale: number; desktopWidth: number; desktopHeight: number },
   x: number,
   y: number,
 ): { x: number; y: number } | null {
   if (!Number.isFinite(x) || !Number.isFinite(y) || x < 0 || y < 0 || x >= shot.width || y >= shot.height) return null;
-  return { x: Math.round(x / shot.scale), y: Math.round(y / shot.scale) };
+  return {
+    x: Math.min(Math.round(x / shot.scale), shot.desktopWidth - 1),
+    y: Math.min(Math.round(y / shot.scale), shot.desktopHeight - 1),
+  };
 }
