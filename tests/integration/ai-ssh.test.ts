@@ -146,11 +146,14 @@ describe('XO on a real SSH session', () => {
 
   it('writes and reads a remote file over SFTP', async () => {
     await client.call('ai.mode.set', { mode: 'auto' });
-    const path = `/tmp/wraith-ai-${tag}.txt`;
+    // A folder of its own: a shared /tmp can hold more entries than one tool result shows.
+    const dir = `/tmp/wraith-ai-dir-${tag}`;
+    await remote(`mkdir -p ${dir}`);
+    const path = `${dir}/wraith-ai-${tag}.txt`;
     fake.enqueue(
       { content: [{ type: 'tool_use', id: 'toolu_sw', name: 'sftp_write', input: { sessionId, path, content: 'hello from the XO\n' } }] },
       { content: [{ type: 'tool_use', id: 'toolu_sr', name: 'sftp_read', input: { sessionId, path } }] },
-      { content: [{ type: 'tool_use', id: 'toolu_sl', name: 'sftp_list', input: { sessionId, path: '/tmp' } }] },
+      { content: [{ type: 'tool_use', id: 'toolu_sl', name: 'sftp_list', input: { sessionId, path: dir } }] },
       { content: [{ type: 'text', text: 'done' }] },
     );
     const { runId } = await client.call('ai.send', { message: 'write and read a file' });
@@ -159,8 +162,8 @@ describe('XO on a real SSH session', () => {
     expect((await remote(`cat ${path}`)).stdout).toBe('hello from the XO\n');
     const read = lastToolResult(fake.requests[2]);
     expect(read?.text).toContain(`source="file:${path}">\nhello from the XO\n`);
-    expect(lastToolResult(fake.requests[3])?.text).toContain(`wraith-ai-${tag}.txt`);
-    await remote(`rm -f ${path}`);
+    expect(lastToolResult(fake.requests[3])?.text).toMatch(new RegExp(`file +0[0-7]{3} +18  wraith-ai-${tag}\\.txt`));
+    await remote(`rm -rf ${dir}`);
   });
 
   it('instructions printed by a remote host do not get an act executed without approval', async () => {
