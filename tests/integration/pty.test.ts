@@ -8,6 +8,7 @@ import { WraithError } from '../../src-main/common/errors.js';
 import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
 import { PtySession } from '../../src-main/node/pty/pty-service.js';
+import { until } from '../fixtures/poll.js';
 
 let app: App;
 let client: ContractClient;
@@ -25,16 +26,6 @@ afterAll(async () => {
   await app?.dispose();
   rmSync(dataDir, { recursive: true, force: true });
 });
-
-async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 async function waitForOutput(sessionId: string, pattern: RegExp, sinceSeq = 0): Promise<string> {
   let text = '';

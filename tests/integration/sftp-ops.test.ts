@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { chownSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, type SFTPWrapper } from 'ssh2';
+import { Client } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { WraithError } from '../../src-main/common/errors.js';
 import { App } from '../../src-main/node/app.js';
@@ -15,7 +15,7 @@ import { connectInProcess } from '../../src-main/node/in-process.js';
 import { Router } from '../../src-main/node/router.js';
 import { registerSftpHandlers } from '../../src-main/node/sftp/sftp-handlers.js';
 import { SftpService } from '../../src-main/node/sftp/sftp-service.js';
-import { type SshdHandle, startSshd, savePasswordConnection } from '../fixtures/sshd.js';
+import { type SshdHandle, startSshd, savePasswordConnection, connectSftp } from '../fixtures/sshd.js';
 
 const SESSION = 'session-1';
 let sshd: SshdHandle;
@@ -24,17 +24,6 @@ let service: SftpService;
 let router: Router;
 /** The test's remote folder, also readable directly on this machine (the sshd is local). */
 let dir: string;
-
-async function connectSftp(h: SshdHandle): Promise<{ client: Client; sftp: SFTPWrapper }> {
-  const c = new Client();
-  await new Promise<void>((resolve, reject) => {
-    c.once('ready', () => resolve());
-    c.once('error', reject);
-    c.connect({ host: h.host, port: h.port, username: h.users.password.username, password: h.users.password.password });
-  });
-  const sftp = await new Promise<SFTPWrapper>((resolve, reject) => c.sftp((err, s) => (err ? reject(err) : resolve(s))));
-  return { client: c, sftp };
-}
 
 /** Puts a file straight on the server's disk (we are root on the same machine), owned by the SFTP user. */
 function put(path: string, data: string | Buffer, mode = 0o644): void {

@@ -14,7 +14,7 @@ import { WraithError } from '../../src-main/common/errors.js';
 import { Router } from '../../src-main/node/router.js';
 import { registerSftpHandlers } from '../../src-main/node/sftp/sftp-handlers.js';
 import { SftpService } from '../../src-main/node/sftp/sftp-service.js';
-import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
+import { type SshdHandle, startSshd, connectSftp } from '../fixtures/sshd.js';
 
 const SESSION = 'session-1';
 const MB = 1024 * 1024;
@@ -28,17 +28,6 @@ let remoteDir: string;
 let localDir: string;
 let bigLocal: string;
 let bigSha: string;
-
-async function connectSftp(h: SshdHandle): Promise<{ client: Client; sftp: SFTPWrapper }> {
-  const c = new Client();
-  await new Promise<void>((resolve, reject) => {
-    c.once('ready', () => resolve());
-    c.once('error', reject);
-    c.connect({ host: h.host, port: h.port, username: h.users.password.username, password: h.users.password.password });
-  });
-  const s = await new Promise<SFTPWrapper>((resolve, reject) => c.sftp((err, ch) => (err ? reject(err) : resolve(ch))));
-  return { client: c, sftp: s };
-}
 
 function provider(id: string): Promise<SFTPWrapper> {
   if (id !== SESSION) return Promise.reject(new WraithError('ENOTFOUND', `No session with id ${id}.`));

@@ -9,6 +9,7 @@ import { WraithError } from '../../src-main/common/errors.js';
 import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
 import { type SshdHandle, startSshd, savePasswordConnection } from '../fixtures/sshd.js';
+import { until } from '../fixtures/poll.js';
 
 let sshd: SshdHandle;
 let jump: SshdHandle;
@@ -32,16 +33,6 @@ afterAll(async () => {
   await Promise.all([sshd?.stop(), jump?.stop()]);
   rmSync(dataDir, { recursive: true, force: true });
 });
-
-async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 /** Reads the session's output as plain text until `pattern` shows up after `sinceSeq`. */
 async function waitForOutput(sessionId: string, pattern: RegExp, sinceSeq = 0): Promise<{ text: string; nextSeq: number }> {
