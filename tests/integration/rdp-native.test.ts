@@ -187,7 +187,15 @@ describe.skipIf(!runnable)('RDP addon against freerdp-shadow-cli (TLS, no auth)'
     expect(rect.data.byteLength).toBe(rect.width * rect.height * 4);
     const fb = s.getFramebuffer();
     expect(fb?.width).toBe(1024);
+    expect(fb?.channels).toBe(4);
     expect(pixel(fb!, 100, 100)).toEqual([0, 255, 128, 255]);
+    // the packed RGB copy screenshots use holds the same pixels, 3 bytes each
+    const rgb = s.getFramebuffer('rgb')!;
+    expect(rgb.channels).toBe(3);
+    expect(rgb.data.byteLength).toBe(1024 * 768 * 3);
+    const at = (100 * 1024 + 100) * 3;
+    expect(Array.from(rgb.data.subarray(at, at + 3))).toEqual([0, 255, 128]);
+    expect(Array.from(rgb.data.subarray(rgb.data.byteLength - 3))).toEqual([0, 255, 128]);
   });
 
   it('a mouse move lands where xdotool says the pointer is', async () => {

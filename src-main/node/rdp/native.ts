@@ -7,7 +7,7 @@
 //   s.on('closed', ({ code, message }) => ...);
 //   const { width, height } = await s.connect();  // rejects with RdpError
 //   s.mouseMove(10, 20); s.keypress('ctrl+alt+delete'); s.type('hello');
-//   const fb = s.getFramebuffer();            // full RGBA copy for screenshots
+//   const fb = s.getFramebuffer('rgb');       // full copy (RGBA, or packed RGB for screenshots)
 //   await s.close();
 
 import { EventEmitter } from 'node:events';
@@ -76,7 +76,9 @@ export interface RdpFrameRect {
 export interface RdpFramebuffer {
   width: number;
   height: number;
-  data: Uint8Array; // RGBA, stride = width*4
+  /** 4: RGBA (stride = width*4); 3: packed RGB (stride = width*3), asked for by screenshots. */
+  channels: 3 | 4;
+  data: Uint8Array;
 }
 
 export type RdpMouseButton = 'left' | 'right' | 'middle' | 'back' | 'forward';
@@ -109,7 +111,7 @@ interface NativeSession {
   sendMouse(flags: number, x: number, y: number): void;
   sendExtendedMouse(flags: number, x: number, y: number): void;
   sendCtrlAltDel(): void;
-  getFramebuffer(): RdpFramebuffer | null;
+  getFramebuffer(format?: 'rgba' | 'rgb'): RdpFramebuffer | null;
 }
 
 interface NativeHandlers {
@@ -464,9 +466,9 @@ export class RdpSession extends EventEmitter<RdpSessionEvents> {
 
   // --- framebuffer --------------------------------------------------------
 
-  /** Full current desktop (RGBA copy), or null before connect / after close. */
-  getFramebuffer(): RdpFramebuffer | null {
-    return this.native.getFramebuffer();
+  /** Full current desktop (a copy: RGBA, or packed RGB for screenshots), or null before connect / after close. */
+  getFramebuffer(format: 'rgba' | 'rgb' = 'rgba'): RdpFramebuffer | null {
+    return this.native.getFramebuffer(format);
   }
 }
 

@@ -128,7 +128,7 @@ class RdpTab implements SessionHandle {
   }
 
   async screenshot(opts: { maxWidth: number; maxHeight: number; format: 'jpeg' | 'png' }): Promise<Screenshot & { desktopWidth: number; desktopHeight: number }> {
-    const fb = this.requireNative().getFramebuffer();
+    const fb = this.requireNative().getFramebuffer('rgb');
     if (!fb) throw new WraithError('ESESSIONCLOSED', 'The desktop is not available (the session is closing).');
     return { ...(await encodeScreenshot(fb, opts)), desktopWidth: fb.width, desktopHeight: fb.height };
   }

@@ -6,6 +6,9 @@ import type { RdpFramebuffer } from './native.js';
 // screenshot is latency the XO waits on, so use every core: 1920x1080 → 1280x720 went from
 // ~28 ms to ~19 ms p50 on 2 loaded cores.
 sharp.concurrency(availableParallelism());
+// Every screenshot starts from a fresh framebuffer copy, so libvips' operation cache never hits;
+// it would only hold on to up to 50 MB of old desktops.
+sharp.cache(false);
 
 export interface Screenshot {
   mime: 'image/jpeg' | 'image/png';
@@ -27,7 +30,10 @@ export async function encodeScreenshot(
   const scale = Math.min(1, opts.maxWidth / fb.width, opts.maxHeight / fb.height);
   const width = Math.max(1, Math.round(fb.width * scale));
   const height = Math.max(1, Math.round(fb.height * scale));
-  let img = sharp(fb.data, { raw: { width: fb.width, height: fb.height, channels: 4 } }).removeAlpha();
+  // Packed RGB (getFramebuffer('rgb')) is the fast input: with a 4th band libvips resizes with
+  // alpha premultiplication — 17 ms instead of 8 ms for 1920x1080 → 1280x720 on 2 cores.
+  let img = sharp(fb.data, { raw: { width: fb.width, height: fb.height, channels: fb.channels } });
+  if (fb.channels === 4) img = img.removeAlpha();
   // Lanczos keeps small text legible for the XO. Huffman optimisation is off: it cost ~5 ms of
   // ~23 (1920x1080 → 1280x720 on 2 cores) for 4% fewer bytes.
   if (scale < 1) img = img.resize(width, height, { fit: 'fill', kernel: 'lanczos3' });
