@@ -66,6 +66,8 @@ export class App {
     // SFTP rides on the SSH session's connection (one cached SFTP channel per session).
     this.sftp = new SftpService((sessionId) => this.ssh.sftp(sessionId), {
       emitProgress: (p) => this.bus.emit('transfer.progress', p),
+      // Temps a lost connection kept on a server go through the next session to that connection.
+      siteOf: (sessionId) => this.ssh.session(sessionId).connectionId,
     });
     this.registerFoundation();
     this.registerRdp();

@@ -11,10 +11,13 @@ import { Client, type SFTPWrapper } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { TransferProgress } from '../../src-main/common/contract/sftp.js';
 import { WraithError } from '../../src-main/common/errors.js';
+import { App } from '../../src-main/node/app.js';
+import { connectInProcess } from '../../src-main/node/in-process.js';
 import { Router } from '../../src-main/node/router.js';
 import { registerSftpHandlers } from '../../src-main/node/sftp/sftp-handlers.js';
 import { SftpService } from '../../src-main/node/sftp/sftp-service.js';
-import { type SshdHandle, startSshd, connectSftp } from '../fixtures/sshd.js';
+import { until } from '../fixtures/poll.js';
+import { type SshdHandle, startSshd, connectSftp, savePasswordConnection } from '../fixtures/sshd.js';
 
 const SESSION = 'session-1';
 const MB = 1024 * 1024;
@@ -311,5 +314,46 @@ describe('bad transfer input', () => {
     expect(existsSync(dest)).toBe(false);
     expect(temps(localDir)).toEqual([]);
     await lossy.dispose();
+  });
+});
+
+describe('lost connections', () => {
+  test('an upload cut off by a lost connection leaves its temp only until that connection works again', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'wraith-sftp-orphan-'));
+    const app = new App({ dataDir, host: 'in-process' });
+    const c = connectInProcess(app);
+    c.subscribe(['session.']);
+    // Looks like one of our temps, but no transfer of ours left it: not ours to delete.
+    const foreign = '.other.bin.wraith-part-0badf00d';
+    writeFileSync(join(remoteDir, foreign), 'someone else is uploading this');
+    try {
+      const conn = await savePasswordConnection(c, sshd, 'orphans');
+      const { sessionId } = await c.call('ssh.open', { connectionId: conn.id });
+      const dest = `${remoteDir}/cut-off.bin`;
+      const { transferId } = await c.call('sftp.upload', { sessionId, localPath: bigLocal, remotePath: dest });
+      await firstBytes(app.sftp, transferId);
+      app.ssh.getClient(sessionId).destroy(); // the connection dies mid-upload
+
+      const info = await app.sftp.wait(transferId);
+      expect(info).toMatchObject({ state: 'failed', error: { code: 'ESESSIONCLOSED' } });
+      expect(existsSync(dest)).toBe(false);
+      // The dead connection could not delete the temp …
+      const left = temps(remoteDir).filter((n) => n.startsWith('.cut-off.bin.wraith-part-'));
+      expect(left).toHaveLength(1);
+      await until('disconnected', async () => (await c.call('sessions.list')).find((s) => s.id === sessionId && s.state === 'disconnected'));
+
+      // … the first SFTP call once the session is back removes it, before it answers.
+      await c.call('ssh.reconnect', { sessionId });
+      const listed = await c.call('sftp.list', { sessionId, path: remoteDir, showHidden: true });
+      expect(listed.entries.map((e) => e.name)).not.toContain(left[0]);
+      expect(listed.entries.map((e) => e.name)).toContain(foreign);
+      expect(temps(remoteDir)).toEqual([foreign]);
+      expect(existsSync(dest)).toBe(false);
+    } finally {
+      c.close();
+      await app.dispose();
+      rmSync(join(remoteDir, foreign), { force: true });
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -47,6 +47,11 @@ export function tempNameFor(path: string): string {
   return posix.join(posix.dirname(path), tempBasename(posix.basename(path)));
 }
 
+/** Whether a file name is one tempBasename() makes. */
+export function isTempBasename(name: string): boolean {
+  return /^\..+\.wraith-part-[0-9a-f]{8}$/s.test(name);
+}
+
 /** OpenSSH longname: "drwxr-xr-x    2 root     root         4096 Jan  1 00:00 name". */
 function ownerFromLongname(longname: string): { owner: string | null; group: string | null } {
   const parts = longname.trim().split(/\s+/);
@@ -99,7 +104,11 @@ function sideOpen(sftp: SFTPWrapper, side: 'incoming' | 'outgoing'): boolean {
  * action and path. The channel belongs to the SSH session; this never closes it.
  */
 export class RemoteFs {
-  constructor(readonly sftp: SFTPWrapper) {}
+  constructor(
+    readonly sftp: SFTPWrapper,
+    /** Told about a path removeQuietly() could not remove because the connection was gone. */
+    private readonly onOrphan?: (path: string) => void,
+  ) {}
 
   private call<T>(action: string, path: string, fn: (cb: (err: Error | undefined | null, value: T) => void) => void): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -245,12 +254,16 @@ export class RemoteFs {
     return removed + 1;
   }
 
-  /** Best effort, for cleanup paths: never throws. */
+  /**
+   * Best effort, for cleanup paths: never throws. When the connection is gone the path stays on
+   * the server; onOrphan hears of it, so that a later connection can remove it.
+   */
   async removeQuietly(path: string): Promise<void> {
     try {
       await this.removeTree(path);
     } catch {
-      // already gone, or the connection is gone with it
+      // Already gone, or the connection is gone with it.
+      if (!channelOpen(this.sftp)) this.onOrphan?.(path);
     }
   }
 }

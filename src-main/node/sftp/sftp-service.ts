@@ -9,7 +9,7 @@ import {
 } from '../../common/contract/sftp.js';
 import { WraithError } from '../../common/errors.js';
 import { serverChunkLimit } from './file-copy.js';
-import { RemoteFs, entryType, parseMode, tempNameFor, toEntry } from './remote-fs.js';
+import { RemoteFs, channelOpen, entryType, isTempBasename, parseMode, tempNameFor, toEntry } from './remote-fs.js';
 import { cancelledError, sftpError } from './sftp-errors.js';
 import { decodeText } from './text.js';
 import { Transfer } from './transfer.js';
@@ -28,6 +28,11 @@ export interface SftpServiceOptions {
   streamIdleMs?: number;
   /** Finished transfers kept for sftp.transfers. */
   keepFinished?: number;
+  /**
+   * Which server a session talks to (the App: its saved connection). Temps a lost connection
+   * kept on a server are removed through the next session to the same one. Default: the session.
+   */
+  siteOf?: (sessionId: string) => string;
 }
 
 /** A streamed upload's open remote temp file (sftp.uploadBegin/Chunk/End). */
@@ -63,6 +68,11 @@ export class SftpService {
   private readonly progressIntervalMs: number;
   private readonly streamIdleMs: number;
   private readonly keepFinished: number;
+  private readonly siteOf: (sessionId: string) => string;
+  /** Remote temps our cleanup could not remove because the connection was gone, by site. */
+  private readonly orphans = new Map<string, Set<string>>();
+  /** A removal of a site's orphans in progress, which concurrent calls wait for. */
+  private readonly orphanSweeps = new Map<string, Promise<void>>();
   private ticker: NodeJS.Timeout | null = null;
   private disposed = false;
 
@@ -75,11 +85,49 @@ export class SftpService {
     this.progressIntervalMs = options.progressIntervalMs ?? 150;
     this.streamIdleMs = options.streamIdleMs ?? 5 * 60_000;
     this.keepFinished = options.keepFinished ?? 50;
+    this.siteOf = options.siteOf ?? ((sessionId) => sessionId);
   }
 
   private async fs(sessionId: string): Promise<RemoteFs> {
     if (this.disposed) throw new WraithError('EUNAVAILABLE', 'SFTP is shutting down.');
-    return new RemoteFs(await this.provider(sessionId));
+    const sftp = await this.provider(sessionId);
+    const site = this.siteOf(sessionId);
+    const rfs = new RemoteFs(sftp, (path) => {
+      const paths = this.orphans.get(site) ?? new Set<string>();
+      paths.add(path);
+      this.orphans.set(site, paths);
+    });
+    await this.sweepOrphans(site, rfs);
+    return rfs;
+  }
+
+  /**
+   * Removes the temps a lost connection kept on this site (an upload cut off mid-way cannot
+   * delete its own temp), before the first operation on a connection that works again. Only
+   * paths our own cleanup failed on, and only names our temps have: nothing else is touched.
+   */
+  private async sweepOrphans(site: string, rfs: RemoteFs): Promise<void> {
+    if (!this.orphans.get(site)?.size || !channelOpen(rfs.sftp)) return;
+    let sweep = this.orphanSweeps.get(site);
+    if (!sweep) {
+      sweep = (async () => {
+        for (const path of [...(this.orphans.get(site) ?? [])]) {
+          if (isTempBasename(posix.basename(path))) {
+            // Gone already, or not ours to remove (permissions): either way nothing more to do —
+            // unless this connection died too, then the next one tries again.
+            const removed = await rfs.removeTree(path).then(
+              () => true,
+              () => channelOpen(rfs.sftp),
+            );
+            if (!removed) return;
+          }
+          this.orphans.get(site)?.delete(path);
+        }
+        if (this.orphans.get(site)?.size === 0) this.orphans.delete(site);
+      })().finally(() => this.orphanSweeps.delete(site));
+      this.orphanSweeps.set(site, sweep);
+    }
+    await sweep;
   }
 
   // ---- browsing ----------------------------------------------------------------------------
