@@ -23,7 +23,9 @@
  * - Order alternates each round (Wraith first, then OpenSSH first), and each figure is shown as
  *   best and median of the rounds, beside CPU seconds per GB on the client side (Wraith: the
  *   whole node process; OpenSSH: sftp/scp plus the master ssh) and on the server side (the sshd
- *   process tree). The machine is shared: the load average is printed before and after.
+ *   process tree). The machine is shared: the load average is printed before and after, and
+ *   each row says how many cores other processes took during its runs ("others") and the median
+ *   of the runs they left alone ("quiet"); compare figures from quiet runs.
  *
  * `--tune` also sweeps SftpService's chunk size × requests in flight over the same session.
  * Needs root (the sshd harness).
@@ -31,7 +33,7 @@
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, createReadStream, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from '../src-main/node/app.js';
 import { connectInProcess } from '../src-main/node/in-process.js';
@@ -53,7 +55,9 @@ const WRAITH_ONLY = args.includes('--wraith-only');
 const SIZE = SIZE_MB * 1_000_000;
 const SRC = `/tmp/wraith-bench-${randomBytes(4).toString('hex')}.bin`;
 const DOWN = `${SRC}.down`;
-const TICK_MS = 1000 / 100; // /proc reports CPU time in clock ticks (USER_HZ = 100 on Linux)
+const TICK_MS = 1000 / 100;
+/** A run is "quiet" when processes outside the bench used less than this many cores meanwhile. */
+const QUIET_CORES = 0.25; // /proc reports CPU time in clock ticks (USER_HZ = 100 on Linux)
 
 function sha256(path: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -117,10 +121,19 @@ function ciphersSince(logText: string, from: number): string[] {
     .map((l) => l.replace(/.*cipher: (\S+) MAC: (\S+).*/, '$1 (MAC $2)'));
 }
 
+/** CPU ms the whole machine spent busy (all cores, /proc/stat: everything but idle and iowait). */
+function machineBusyMs(): number {
+  const f = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
+  const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
+  return (total - (f[3] ?? 0) - (f[4] ?? 0)) * TICK_MS;
+}
+
 interface Sample {
   mbps: number;
   clientCpuPerGb: number;
   serverCpuPerGb: number;
+  /** Cores busy with processes outside this bench meanwhile (the machine is shared). */
+  othersCores: number;
 }
 
 async function main(): Promise<void> {
@@ -188,20 +201,28 @@ async function main(): Promise<void> {
     const measure = async (name: string, clientCpu: () => number, run: () => Promise<void> | void) => {
       execFileSync('sync');
       await sleep(50);
-      const c0 = clientCpu();
-      const s0 = treeCpuMs(sshdPid);
+      const [c0, s0, b0, o0] = [clientCpu(), treeCpuMs(sshdPid), benchCpu(), machineBusyMs()];
       const t0 = performance.now();
       await run();
       const ms = performance.now() - t0;
       await sleep(100); // the server's per-session processes exit and are reaped
+      const wall = performance.now() - t0;
+      const [c1, s1, b1, o1] = [clientCpu(), treeCpuMs(sshdPid), benchCpu(), machineBusyMs()];
       const gb = SIZE / 1e9;
-      record(name, { mbps: SIZE / 1e6 / (ms / 1000), clientCpuPerGb: (clientCpu() - c0) / 1000 / gb, serverCpuPerGb: (treeCpuMs(sshdPid) - s0) / 1000 / gb });
+      record(name, {
+        mbps: SIZE / 1e6 / (ms / 1000),
+        clientCpuPerGb: (c1 - c0) / 1000 / gb,
+        serverCpuPerGb: (s1 - s0) / 1000 / gb,
+        othersCores: Math.max(0, (o1 - o0 - (b1 - b0) - (s1 - s0)) / wall),
+      });
     };
     const nodeCpu = () => {
       const u = process.cpuUsage();
       return (u.user + u.system) / 1000;
     };
     const opensshCpu = (masterPid: number) => () => childrenCpuMs() + processCpuMs(masterPid);
+    /** Everything this bench runs on the client side: itself, its waited-for children, the masters. */
+    const benchCpu = () => nodeCpu() + childrenCpuMs() + masters.reduce((sum, m) => sum + processCpuMs(m.pid ?? 0), 0);
 
     const runWraith = async (svc: SftpService | null, dir: 'up' | 'down') => {
       const params =
@@ -272,15 +293,20 @@ async function main(): Promise<void> {
     };
     console.log(`\nSFTP throughput, ${SIZE_MB} MB random file, 127.0.0.1, ${spawnSync('ssh', ['-V'], { encoding: 'utf8' }).stderr.trim()}, node ${process.version}`);
     console.log(`ciphers (sshd log): Wraith ${wraithCipher}; OpenSSH rows ${same.cipher}; "own default cipher" rows ${own.cipher}`);
-    console.log(`${ROUNDS} round(s), order alternating; MB = 10^6 bytes; CPU = CPU seconds per GB moved (client side / sshd side)`);
+    console.log(`${ROUNDS} round(s), order alternating; MB = 10^6 bytes; CPU = CPU seconds per GB moved (client side / sshd side);`);
+    console.log(`others = cores (of ${cpus().length}) that processes outside this bench used meanwhile, median;`);
+    console.log(`quiet = median MB/s of the runs during which others used under ${QUIET_CORES} core (how many such runs)`);
     console.log(`load average before: ${loadBefore}; after: ${load()}`);
-    console.log(`  ${''.padEnd(32)} ${'best'.padStart(7)} ${'median'.padStart(7)} MB/s   CPU s/GB client  server`);
+    console.log(`  ${''.padEnd(32)} ${'best'.padStart(7)} ${'median'.padStart(7)} MB/s   CPU s/GB client  server   others    quiet`);
     for (const [name, xs] of samples) {
       const mb = xs.map((x) => x.mbps);
       const cl = median(xs.map((x) => x.clientCpuPerGb));
       const sv = median(xs.map((x) => x.serverCpuPerGb));
+      const ot = median(xs.map((x) => x.othersCores));
+      const quiet = xs.filter((x) => x.othersCores < QUIET_CORES).map((x) => x.mbps);
+      const q = quiet.length ? `${median(quiet).toFixed(1)} (${quiet.length})` : '-';
       console.log(
-        `  ${name.padEnd(32)} ${Math.max(...mb).toFixed(1).padStart(7)} ${median(mb).toFixed(1).padStart(7)}        ${cl.toFixed(2).padStart(12)} ${sv.toFixed(2).padStart(7)}`,
+        `  ${name.padEnd(32)} ${Math.max(...mb).toFixed(1).padStart(7)} ${median(mb).toFixed(1).padStart(7)}        ${cl.toFixed(2).padStart(12)} ${sv.toFixed(2).padStart(7)} ${ot.toFixed(2).padStart(8)} ${q.padStart(12)}`,
       );
     }
 
