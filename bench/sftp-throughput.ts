@@ -310,6 +310,11 @@ async function main(): Promise<void> {
       );
     }
 
+    console.log('every run, in order: MB/s (others, client CPU s/GB)');
+    for (const [name, xs] of samples) {
+      console.log(`  ${name.padEnd(32)} ${xs.map((x) => `${x.mbps.toFixed(0)} (${x.othersCores.toFixed(2)}, ${x.clientCpuPerGb.toFixed(2)})`).join('  ')}`);
+    }
+
     if (TUNE) {
       console.log('\nSftpService tuning sweep over the same session (one run each):');
       for (const chunkSize of [32 * 1024, 64 * 1024, 128 * 1024, 255 * 1024]) {
