@@ -224,7 +224,13 @@ class Session {
     // The one FreeRDP call made off the session thread: while freerdp_connect() blocks,
     // nothing else can interrupt it. It only records CONNECT_CANCELLED and sets an event.
     // Once connected the session thread's own wait includes inputEvent.
-    if (instance && !connectDone) freerdp_abort_connect(instance);
+    if (instance && !connectDone) {
+#if WR_FRDP3
+      freerdp_abort_connect_context(instance->context);
+#else
+      freerdp_abort_connect(instance);
+#endif
+    }
     if (inputEvent) SetEvent(inputEvent);
   }
 
