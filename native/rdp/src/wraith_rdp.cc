@@ -885,6 +885,9 @@ void Session::Run() {
       HANDLE handles[MAXIMUM_WAIT_OBJECTS];
       DWORD n = 0;
       handles[n++] = inputEvent;
+      // FreeRDP's handles include the channels' queue (2.x and 3.x): what the rdpgfx thread
+      // writes (frame acknowledgements, caps) is sent by freerdp_check_event_handles below,
+      // through freerdp_channels_check_fds, as soon as it is queued.
       DWORD got = freerdp_get_event_handles(ctx, &handles[n], MAXIMUM_WAIT_OBJECTS - n);
       if (got == 0) {
         transportError = true;
