@@ -34,9 +34,12 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { type Page, chromium } from 'playwright-core';
 import { Client, type ClientChannel } from 'ssh2';
+import { WebSocketServer } from 'ws';
 import type { Terminal as XTerm } from '@xterm/xterm';
 import type { Unicode11Addon as XUnicode11 } from '@xterm/addon-unicode11';
 import type { WebglAddon as XWebgl } from '@xterm/addon-webgl';
@@ -551,6 +554,46 @@ async function wraithCtrlC(page: Page, id: string, command: string, reps: number
   return lat.sort((a, b) => a - b);
 }
 
+/**
+ * The browser's own floor under any web terminal: a one-byte WebSocket echo round trip between a
+ * blank page of the same browser and a Node `ws` echo server on loopback (no Wraith at all).
+ */
+async function browserWebSocketEcho(b: TestBrowser, count: number): Promise<number[]> {
+  const http = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>ws floor</title>'));
+  const wss = new WebSocketServer({ server: http });
+  wss.on('connection', (ws) => ws.on('message', (m) => ws.send(m as Buffer, { binary: true })));
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const port = (http.address() as AddressInfo).port;
+  const p = await b.context.newPage();
+  try {
+    await p.goto(`http://127.0.0.1:${port}/`);
+    return await p.evaluate(
+      async ([port, count]) => {
+        const ws = new WebSocket(`ws://127.0.0.1:${port}/`);
+        ws.binaryType = 'arraybuffer';
+        await new Promise((resolve) => (ws.onopen = resolve));
+        const times: number[] = [];
+        for (let i = 0; i < count; i++) {
+          const t0 = performance.now();
+          await new Promise((resolve) => {
+            ws.onmessage = resolve;
+            ws.send(new Uint8Array([i & 0xff]));
+          });
+          times.push(performance.now() - t0);
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        ws.close();
+        return times;
+      },
+      [port, count] as const,
+    );
+  } finally {
+    await p.close();
+    wss.close();
+    http.close();
+  }
+}
+
 async function ssh2Echo(s: SshdHandle): Promise<number[]> {
   const c = new Client();
   ssh2Clients.push(c);
@@ -678,10 +721,12 @@ try {
   console.log(`\n2. Keystroke echo latency (${KEYS} keys after ${WARMUP_KEYS} warm-up, remote tty echo under stty -icanon; cat)`);
   const e2 = await ssh2Echo(sshd);
   await page.bringToFront();
-  const ew = await wraithEcho(page, id);
+  const ew = await profiled(page, 'echo', () => wraithEcho(page, id));
   console.log(`  ssh2 alone (Node, write → echo data)       : p50 ${ms3(pct(e2, 50))}  p99 ${ms3(pct(e2, 99))}`);
   console.log(`  Wraith tab (keydown → echo parsed by xterm): p50 ${ms3(pct(ew.parsed, 50))}  p99 ${ms3(pct(ew.parsed, 99))}  added p50 ${ms3(pct(ew.parsed, 50) - pct(e2, 50))}, p99 ${ms3(pct(ew.parsed, 99) - pct(e2, 99))} (target ≤ 3 ms at p99)`);
   console.log(`  Wraith tab (keydown → next frame after)    : p50 ${ms3(pct(ew.frame, 50))}  p99 ${ms3(pct(ew.frame, 99))}`);
+  const floor = (await browserWebSocketEcho(browser, KEYS)).sort((a, b) => a - b);
+  console.log(`  the browser's floor: WebSocket echo page ↔ Node ws, no Wraith: p50 ${ms3(pct(floor, 50))}  p99 ${ms3(pct(floor, 99))} (part of "added" for any web terminal)`);
 
   console.log(`\n3. Ctrl+C stop latency (yes wraith-flood for ${FLOOD_MS} ms, keydown → next prompt parsed by xterm, ${CTRLC_REPS} reps)`);
   await setPrompt(page, id);
