@@ -226,6 +226,14 @@ async function traced<T>(page: Page, label: string, fn: () => Promise<T>): Promi
   return result;
 }
 
+/** User + system CPU time of a process so far, from /proc (Linux). */
+function processCpuMs(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
+  return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+}
+
 // ---------------------------------------------------------------- 1. throughput
 /** Types the command, arms the in-page clock, presses Enter; resolves with the in-page ms. */
 async function wraithThroughput(page: Page, id: string, file: string, round: number): Promise<{ ms: number; frames: number }> {
@@ -689,7 +697,9 @@ try {
     const o = await opensshRun(sshd, `cat ${file}`);
     res.ssh.push(lf.byteLength / o);
     res.sshNet.push(lf.byteLength / (o - setup));
+    const cpu0 = processCpuMs(server.process.pid);
     const wr = await profiled(page, `wraith-${r}`, () => wraithThroughput(page, id, file, r));
+    const hostCpu = processCpuMs(server.process.pid) - cpu0;
     const w = wr.ms;
     res.wraith.push(crlf.byteLength / w);
     // The issue's anchor: the same bytes written straight into xterm.js in the same page.
@@ -707,6 +717,7 @@ try {
         ` | xterm.js only, blank page ${mibps(crlf.byteLength, x)} MiB/s (${(x / 1000).toFixed(2)} s, ${xr.frames} frames)` +
         ` | Wraith/same-window ${((tr.ms / w) * 100).toFixed(0)}%, Wraith/blank ${((x / w) * 100).toFixed(0)}%`,
     );
+    console.log(`    host process CPU during the Wraith run: ${hostCpu.toFixed(0)} ms (${(hostCpu / (crlf.byteLength / 1048576)).toFixed(1)} ms per MiB, ${((hostCpu / w) * 100).toFixed(0)}% of a core)`);
   }
   const best = (v: number[]) => Math.max(...v);
   const f = (bpms: number) => (bpms * 1000 / 1048576).toFixed(1);
