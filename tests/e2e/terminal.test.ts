@@ -220,7 +220,7 @@ describe('terminals in browser mode', () => {
     expect(await page.locator('.tab').count()).toBe(2);
   });
 
-  it('draws with the DOM renderer when WebGL is software, and with WebGL when the setting says so', async () => {
+  it('draws with the DOM renderer when WebGL is software, with WebGL when the setting says so, and falls back on context loss', async () => {
     // The premise: this headless Chromium has no GPU, so its WebGL is SwiftShader.
     const gl = await page.evaluate(() => {
       const ctx = document.createElement('canvas').getContext('webgl2');
@@ -249,6 +249,17 @@ describe('terminals in browser mode', () => {
     await page.locator('.tab-panel:visible .xterm').click();
     await page.keyboard.type('echo gl-$((3*3))\n');
     await waitForLine(id, 'gl-9');
+    // The GPU goes away (driver reset): xterm gives up on the context and the DOM renderer takes over.
+    await page.evaluate(() => {
+      for (const c of document.querySelectorAll('.tab-panel:not([style*="none"]) .xterm-screen canvas')) {
+        const gl = (c as HTMLCanvasElement).getContext('webgl2');
+        gl?.getExtension('WEBGL_lose_context')?.loseContext();
+      }
+    });
+    await expect.poll(() => page.locator('.tab-panel:visible .terminal-pane').getAttribute('data-renderer'), { timeout: 15_000 }).toBe('dom');
+    await expect.poll(() => page.locator('.tab-panel:visible .xterm-rows').innerText()).toContain('gl-9');
+    await page.keyboard.type('echo still-$((4*4))\n');
+    await waitForLine(id, 'still-16');
     await setRenderer('auto');
     await page.keyboard.press('Control+Shift+W');
     await expect.poll(() => page.locator('.tab').count()).toBe(2);
@@ -300,6 +311,28 @@ describe('terminals in browser mode', () => {
     await dialog.waitFor({ state: 'detached' });
     await selectOutputLine();
     await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe('select-42-me');
+  });
+
+  it('opens a web link from the output in a new browser tab, only http(s)', async () => {
+    await browser.context.route('https://wraith-link.invalid/**', (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<title>linked</title>' }));
+    const id = await activeSessionId();
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type('clear; echo https://wraith-link.invalid/docs?q=$((6*7))\n');
+    await waitForLine(id, 'https://wraith-link.invalid/docs?q=42');
+    const rows = page.locator('.tab-panel:visible .xterm-rows > div');
+    const row = (await rows.allInnerTexts()).findIndex((t) => t.trimEnd() === 'https://wraith-link.invalid/docs?q=42');
+    expect(row).toBeGreaterThanOrEqual(0);
+    const box = await rows.nth(row).boundingBox();
+    if (!box) throw new Error('the link row has no box');
+    const popup = browser.context.waitForEvent('page', { timeout: 10_000 });
+    // the link addon underlines on hover and opens on click
+    await page.mouse.move(box.x + 30, box.y + box.height / 2);
+    await page.mouse.move(box.x + 40, box.y + box.height / 2);
+    await page.mouse.click(box.x + 40, box.y + box.height / 2);
+    const opened = await popup;
+    await opened.waitForLoadState();
+    expect(opened.url()).toBe('https://wraith-link.invalid/docs?q=42');
+    await opened.close();
   });
 
   it('takes a screenshot of the window with a terminal open', async () => {
