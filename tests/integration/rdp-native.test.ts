@@ -212,6 +212,8 @@ describe.skipIf(!runnable)('RDP addon against freerdp-shadow-cli (TLS, no auth)'
     const at = (100 * 1024 + 100) * 3;
     expect(Array.from(rgb.data.subarray(at, at + 3))).toEqual([0, 255, 128]);
     expect(Array.from(rgb.data.subarray(rgb.data.byteLength - 3))).toEqual([0, 255, 128]);
+    // the pipeline channel opens a moment after connect; without H.264 this server never uses it
+    await waitFor('the pipeline channel', () => s.getStats().graphicsPipeline);
     const stats = s.getStats();
     expect(stats).toMatchObject({ graphicsPipeline: true, h264Offered: false, gfxFrames: 0 });
     expect(stats.paints).toBeGreaterThan(0);
@@ -224,8 +226,22 @@ describe.skipIf(!runnable)('RDP addon against freerdp-shadow-cli (TLS, no auth)'
     const white: [number, number, number] = [255, 255, 255];
     const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'wraith-rdp-pattern-')), 'quadrants.ppm');
     writeFileSync(file, quadrantsPpm(160, 120, [red, green, blue, white]));
-    await srv.x('xsetroot', ['-solid', '#204060']);
     const { s, frames } = await connected();
+    // The server switches to the pipeline once its channel is up and the capabilities are agreed,
+    // a moment after connect; until then it sends legacy updates. Nudge the display until a
+    // pipeline frame arrives, so the pattern below can only come through the pipeline.
+    let nudge = 0;
+    await waitFor(
+      'a pipeline frame',
+      async () => {
+        await srv.x('xsetroot', ['-solid', nudge++ % 2 ? '#204061' : '#204060']);
+        return s.getStats().gfxFrames > 0;
+      },
+      15_000,
+    );
+    await srv.x('xsetroot', ['-solid', '#204060']);
+    const gfxFramesBefore = s.getStats().gfxFrames;
+    frames.length = 0;
     // ImageMagick's viewer, no window manager: a 320x240 window at (400, 300)
     const win = srv.spawnX('display', ['-geometry', '+400+300', file]);
     try {
@@ -251,7 +267,7 @@ describe.skipIf(!runnable)('RDP addon against freerdp-shadow-cli (TLS, no auth)'
       const stats = s.getStats();
       expect(stats.graphicsPipeline).toBe(true);
       expect(stats.h264Offered).toBe(true);
-      expect(stats.gfxFrames).toBeGreaterThan(0);
+      expect(stats.gfxFrames).toBeGreaterThan(gfxFramesBefore);
       expect(Object.keys(stats.gfxCommands).some((c) => /^avc4(20|44)/.test(c)), JSON.stringify(stats.gfxCommands)).toBe(true);
       // and the frame events carried the same pixels: some delivered rectangle shows the red quadrant
       const hit = frames.flat().some((r) => {
