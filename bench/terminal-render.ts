@@ -10,9 +10,12 @@
  *      xterm.write, with the renderer's credit acks pacing the host.
  *      Anchors: (a) OpenSSH `ssh -i key … 'cat FILE' > /dev/null` (key user, no pty, so LF line
  *      ends; printed with and without the connection set-up of `ssh … true`), and (b) the same
- *      bytes as the tab receives them (the pty turns LF into CRLF) written straight into an xterm.js
- *      Terminal in a blank page of the same browser (same cols/rows, scrollback, font, unicode11,
- *      and the renderer the tab ended up with), 64 KiB chunks (≤ 16 MiB queued: xterm discards beyond 50 MB), until the last write callback.
+ *      bytes as the tab receives them (the pty turns LF into CRLF) written straight into a bare
+ *      xterm.js Terminal (same cols/rows, scrollback, font, unicode11, and the renderer the tab
+ *      ended up with), 64 KiB chunks (≤ 16 MiB queued: xterm discards beyond 50 MB), until the
+ *      last write callback — (b1) in the same page, as the issue words it: in the Wraith window,
+ *      in the tab's own place (its terminal hidden meanwhile), so only the path from sshd differs;
+ *      (b2) in a blank page of the same browser, the stricter figure with no app around it.
  *   2. Keystroke echo latency, p50/p99: in the tab a key is pressed (Playwright keyboard) with the
  *      remote tty in `stty -icanon; cat >/dev/null` (the tty echoes each key); the in-page clock
  *      runs from the keydown event to xterm having parsed the echoed character (and to the next
@@ -31,9 +34,12 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { type Page, chromium } from 'playwright-core';
 import { Client, type ClientChannel } from 'ssh2';
+import { WebSocketServer } from 'ws';
 import type { Terminal as XTerm } from '@xterm/xterm';
 import type { Unicode11Addon as XUnicode11 } from '@xterm/addon-unicode11';
 import type { WebglAddon as XWebgl } from '@xterm/addon-webgl';
@@ -220,6 +226,14 @@ async function traced<T>(page: Page, label: string, fn: () => Promise<T>): Promi
   return result;
 }
 
+/** User + system CPU time of a process so far, from /proc (Linux). */
+function processCpuMs(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
+  return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+}
+
 // ---------------------------------------------------------------- 1. throughput
 /** Types the command, arms the in-page clock, presses Enter; resolves with the in-page ms. */
 async function wraithThroughput(page: Page, id: string, file: string, round: number): Promise<{ ms: number; frames: number }> {
@@ -299,31 +313,42 @@ interface TermShape {
   webgl: boolean;
 }
 
-/** A blank page of the same browser with xterm.js (and the tab's addons), fed the bytes via a route. */
-async function prepareXtermPage(b: TestBrowser, shape: TermShape, bytes: Buffer): Promise<Page> {
-  const p = await b.context.newPage();
-  await p.addInitScript(NAME_SHIM);
-  await p.goto('about:blank');
+/**
+ * Mounts a bare xterm.js Terminal (with the tab's addons and shape) fed from memory, for the
+ * xterm-only anchors. Scripts and bytes are served by a Playwright route under `base`, so they are
+ * same-origin for the page (the app's CSP allows only 'self').
+ *   - 'blank': `base` is a routed origin of its own; the page is an empty document.
+ *   - 'tab': the Wraith window itself: the visible tab's own terminal is hidden and the bare one
+ *     opens in its place (same container, size, CSS and pointer), so only our transport differs.
+ */
+async function mountBenchXterm(p: Page, base: string, where: 'blank' | 'tab', shape: TermShape, bytes: Buffer): Promise<void> {
   const lib = (pkg: string, file: string) => join(REPO_ROOT, 'node_modules', '@xterm', pkg, 'lib', file);
-  await p.addScriptTag({ path: lib('xterm', 'xterm.js') });
-  await p.addScriptTag({ path: lib('addon-unicode11', 'addon-unicode11.js') });
-  if (shape.webgl) await p.addScriptTag({ path: lib('addon-webgl', 'addon-webgl.js') });
+  const scripts: Record<string, string> = {
+    'xterm.js': lib('xterm', 'xterm.js'),
+    'addon-unicode11.js': lib('addon-unicode11', 'addon-unicode11.js'),
+    'addon-webgl.js': lib('addon-webgl', 'addon-webgl.js'),
+  };
   const PIECE = 4 * 1048576;
-  await p.route('http://xterm-bench.invalid/**', (route) => {
-    const i = Number(new URL(route.request().url()).searchParams.get('i'));
-    void route.fulfill({
-      status: 200,
-      body: bytes.subarray(i * PIECE, (i + 1) * PIECE),
-      headers: { 'access-control-allow-origin': '*', 'content-type': 'application/octet-stream' },
-    });
+  await p.route(`${base}/__bench/**`, (route) => {
+    const url = new URL(route.request().url());
+    const name = url.pathname.split('/').pop() ?? '';
+    if (name === 'blank') return void route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>xterm only</title><body></body>' });
+    const script = scripts[name];
+    if (script) return void route.fulfill({ status: 200, contentType: 'text/javascript', body: readFileSync(script) });
+    const i = Number(url.searchParams.get('i'));
+    return void route.fulfill({ status: 200, body: bytes.subarray(i * PIECE, (i + 1) * PIECE), contentType: 'application/octet-stream' });
   });
+  if (where === 'blank') await p.goto(`${base}/__bench/blank`);
+  await p.addScriptTag({ url: `${base}/__bench/xterm.js` });
+  await p.addScriptTag({ url: `${base}/__bench/addon-unicode11.js` });
+  if (shape.webgl) await p.addScriptTag({ url: `${base}/__bench/addon-webgl.js` });
   const renderer = await p.evaluate(
-    async ([sh, total, piece]) => {
+    async ([sh, total, piece, base, where]) => {
       const T = window.Terminal;
       const U = window.Unicode11Addon;
       if (!T || !U) throw new Error('xterm.js did not load');
       const parts: Uint8Array[] = [];
-      for (let i = 0; i * piece < total; i++) parts.push(new Uint8Array(await (await fetch(`http://xterm-bench.invalid/data?i=${i}`)).arrayBuffer()));
+      for (let i = 0; i * piece < total; i++) parts.push(new Uint8Array(await (await fetch(`${base}/__bench/data?i=${i}`)).arrayBuffer()));
       const all = new Uint8Array(total);
       let at = 0;
       for (const part of parts) {
@@ -332,9 +357,19 @@ async function prepareXtermPage(b: TestBrowser, shape: TermShape, bytes: Buffer)
       }
       if (at !== total) throw new Error(`fetched ${at} of ${total} bytes`);
       const div = document.createElement('div');
-      div.style.cssText = 'position:absolute;inset:0';
-      document.body.style.margin = '0';
-      document.body.appendChild(div);
+      div.className = 'wraith-bench-xterm';
+      if (where === 'tab') {
+        const host = document.querySelector('.tab-panel:not([style*="none"]) .xterm-host');
+        const own = host?.querySelector(':scope > .xterm');
+        if (!host || !(own instanceof HTMLElement)) throw new Error('no visible terminal tab to stand in for');
+        own.style.display = 'none';
+        div.style.cssText = 'height:100%';
+        host.appendChild(div);
+      } else {
+        div.style.cssText = 'position:absolute;inset:0';
+        document.body.style.margin = '0';
+        document.body.appendChild(div);
+      }
       const term = new T({ cols: sh.cols, rows: sh.rows, scrollback: sh.scrollback, convertEol: sh.convertEol, fontSize: sh.fontSize, fontFamily: sh.fontFamily, allowProposedApi: true, cursorBlink: true });
       term.loadAddon(new U.Unicode11Addon());
       term.unicode.activeVersion = '11';
@@ -353,10 +388,22 @@ async function prepareXtermPage(b: TestBrowser, shape: TermShape, bytes: Buffer)
       window.benchData = all;
       return used;
     },
-    [shape, bytes.byteLength, PIECE] as const,
+    [shape, bytes.byteLength, PIECE, base, where] as const,
   );
-  console.log(`  (xterm-only page: ${shape.cols}x${shape.rows}, scrollback ${shape.scrollback}, renderer ${renderer})`);
-  return p;
+  console.log(`  (xterm-only ${where === 'tab' ? "in the tab's place in the Wraith window" : 'in a blank page'}: ${shape.cols}x${shape.rows}, scrollback ${shape.scrollback}, renderer ${renderer})`);
+}
+
+/** Removes the bare terminal from the Wraith window and shows the tab's own again. */
+async function unmountBenchXterm(p: Page): Promise<void> {
+  await p.evaluate(() => {
+    window.benchTerm?.dispose();
+    window.benchTerm = undefined;
+    window.benchData = undefined;
+    const div = document.querySelector('.wraith-bench-xterm');
+    const own = div?.parentElement?.querySelector(':scope > .xterm');
+    div?.remove();
+    if (own instanceof HTMLElement) own.style.display = '';
+  });
 }
 
 async function xtermOnly(p: Page, chunk: number): Promise<{ ms: number; frames: number }> {
@@ -515,6 +562,46 @@ async function wraithCtrlC(page: Page, id: string, command: string, reps: number
   return lat.sort((a, b) => a - b);
 }
 
+/**
+ * The browser's own floor under any web terminal: a one-byte WebSocket echo round trip between a
+ * blank page of the same browser and a Node `ws` echo server on loopback (no Wraith at all).
+ */
+async function browserWebSocketEcho(b: TestBrowser, count: number): Promise<number[]> {
+  const http = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>ws floor</title>'));
+  const wss = new WebSocketServer({ server: http });
+  wss.on('connection', (ws) => ws.on('message', (m) => ws.send(m as Buffer, { binary: true })));
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const port = (http.address() as AddressInfo).port;
+  const p = await b.context.newPage();
+  try {
+    await p.goto(`http://127.0.0.1:${port}/`);
+    return await p.evaluate(
+      async ([port, count]) => {
+        const ws = new WebSocket(`ws://127.0.0.1:${port}/`);
+        ws.binaryType = 'arraybuffer';
+        await new Promise((resolve) => (ws.onopen = resolve));
+        const times: number[] = [];
+        for (let i = 0; i < count; i++) {
+          const t0 = performance.now();
+          await new Promise((resolve) => {
+            ws.onmessage = resolve;
+            ws.send(new Uint8Array([i & 0xff]));
+          });
+          times.push(performance.now() - t0);
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        ws.close();
+        return times;
+      },
+      [port, count] as const,
+    );
+  } finally {
+    await p.close();
+    wss.close();
+    http.close();
+  }
+}
+
 async function ssh2Echo(s: SshdHandle): Promise<number[]> {
   const c = new Client();
   ssh2Clients.push(c);
@@ -597,33 +684,46 @@ try {
   const renderer = await page.locator('.tab-panel:visible .terminal-pane').getAttribute('data-renderer');
   if (!info) throw new Error('wraithInspect.info gave nothing: is the renderer built with the bench hook (npm run build)?');
   console.log(`Wraith tab: ${info.cols}x${info.rows}, scrollback ${info.scrollback}, convertEol ${info.convertEol}, renderer ${renderer}`);
-  const xp = await prepareXtermPage(browser, { ...info, webgl: renderer === 'webgl' }, crlf);
+  const shape = { ...info, webgl: renderer === 'webgl' };
+  const xp = await browser.context.newPage();
   xpage = xp;
+  await xp.addInitScript(NAME_SHIM);
+  await mountBenchXterm(xp, 'http://xterm-bench.invalid', 'blank', shape, crlf);
 
   console.log('\n1. SSH output throughput (cat of the file over loopback)');
-  const res = { ssh: [] as number[], sshNet: [] as number[], wraith: [] as number[], xterm: [] as number[] };
+  const res = { ssh: [] as number[], sshNet: [] as number[], wraith: [] as number[], xterm: [] as number[], inTab: [] as number[] };
   for (let r = 1; r <= ROUNDS; r++) {
     const setup = Math.min(await opensshRun(sshd, 'true'), await opensshRun(sshd, 'true'), await opensshRun(sshd, 'true'));
     const o = await opensshRun(sshd, `cat ${file}`);
     res.ssh.push(lf.byteLength / o);
     res.sshNet.push(lf.byteLength / (o - setup));
+    const cpu0 = processCpuMs(server.process.pid);
     const wr = await profiled(page, `wraith-${r}`, () => wraithThroughput(page, id, file, r));
+    const hostCpu = processCpuMs(server.process.pid) - cpu0;
     const w = wr.ms;
     res.wraith.push(crlf.byteLength / w);
+    // The issue's anchor: the same bytes written straight into xterm.js in the same page.
+    await mountBenchXterm(page, new URL(server.openUrl).origin, 'tab', shape, crlf);
+    const tr = await profiled(page, `in-tab-${r}`, () => xtermOnly(page, CHUNK));
+    await unmountBenchXterm(page);
+    res.inTab.push(crlf.byteLength / tr.ms);
     const xr = await profiled(xp, `xterm-${r}`, () => xtermOnly(xp, CHUNK));
     const x = xr.ms;
     res.xterm.push(crlf.byteLength / x);
     console.log(
       `  round ${r} (load ${load()}): OpenSSH ${mibps(lf.byteLength, o)} MiB/s (${mibps(lf.byteLength, o - setup)} without its ${setup.toFixed(0)} ms set-up)` +
         ` | Wraith tab ${mibps(crlf.byteLength, w)} MiB/s (${(w / 1000).toFixed(2)} s, ${wr.frames} frames)` +
-        ` | xterm.js only ${mibps(crlf.byteLength, x)} MiB/s (${(x / 1000).toFixed(2)} s, ${xr.frames} frames)` +
-        ` | Wraith/xterm-only ${((x / w) * 100).toFixed(0)}%`,
+        ` | xterm.js only, same window ${mibps(crlf.byteLength, tr.ms)} MiB/s (${(tr.ms / 1000).toFixed(2)} s, ${tr.frames} frames)` +
+        ` | xterm.js only, blank page ${mibps(crlf.byteLength, x)} MiB/s (${(x / 1000).toFixed(2)} s, ${xr.frames} frames)` +
+        ` | Wraith/same-window ${((tr.ms / w) * 100).toFixed(0)}%, Wraith/blank ${((x / w) * 100).toFixed(0)}%`,
     );
+    console.log(`    host process CPU during the Wraith run: ${hostCpu.toFixed(0)} ms (${(hostCpu / (crlf.byteLength / 1048576)).toFixed(1)} ms per MiB, ${((hostCpu / w) * 100).toFixed(0)}% of a core)`);
   }
   const best = (v: number[]) => Math.max(...v);
   const f = (bpms: number) => (bpms * 1000 / 1048576).toFixed(1);
-  console.log(`  best: OpenSSH ${f(best(res.ssh))} MiB/s (net of set-up ${f(best(res.sshNet))}), Wraith tab ${f(best(res.wraith))} MiB/s, xterm.js only ${f(best(res.xterm))} MiB/s`);
-  console.log(`  ratio Wraith / xterm-only (best rounds): ${((best(res.wraith) / best(res.xterm)) * 100).toFixed(0)}%  (target ≥ 85%)`);
+  console.log(`  best: OpenSSH ${f(best(res.ssh))} MiB/s (net of set-up ${f(best(res.sshNet))}), Wraith tab ${f(best(res.wraith))} MiB/s, xterm.js only in the same window ${f(best(res.inTab))} MiB/s, in a blank page ${f(best(res.xterm))} MiB/s`);
+  console.log(`  ratio Wraith / xterm-only in the same window (best rounds): ${((best(res.wraith) / best(res.inTab)) * 100).toFixed(0)}%  (target ≥ 85%)`);
+  console.log(`  ratio Wraith / xterm-only in a blank page (best rounds): ${((best(res.wraith) / best(res.xterm)) * 100).toFixed(0)}%  (the stricter anchor: no app around it)`);
   const canvases = (p: Page, sel: string) => p.$$eval(sel, (els) => els.map((c) => (c instanceof HTMLCanvasElement ? `${c.width}x${c.height}` : '?')).join(','));
   console.log(`  canvases after the runs: Wraith tab ${await canvases(page, '.tab-panel:visible .xterm-screen canvas')}, xterm-only page ${await canvases(xp, '.xterm-screen canvas')}; tab renderer now ${await page.locator('.tab-panel:visible .terminal-pane').getAttribute('data-renderer')}`);
   await xp.close();
@@ -632,10 +732,12 @@ try {
   console.log(`\n2. Keystroke echo latency (${KEYS} keys after ${WARMUP_KEYS} warm-up, remote tty echo under stty -icanon; cat)`);
   const e2 = await ssh2Echo(sshd);
   await page.bringToFront();
-  const ew = await wraithEcho(page, id);
+  const ew = await profiled(page, 'echo', () => wraithEcho(page, id));
   console.log(`  ssh2 alone (Node, write → echo data)       : p50 ${ms3(pct(e2, 50))}  p99 ${ms3(pct(e2, 99))}`);
   console.log(`  Wraith tab (keydown → echo parsed by xterm): p50 ${ms3(pct(ew.parsed, 50))}  p99 ${ms3(pct(ew.parsed, 99))}  added p50 ${ms3(pct(ew.parsed, 50) - pct(e2, 50))}, p99 ${ms3(pct(ew.parsed, 99) - pct(e2, 99))} (target ≤ 3 ms at p99)`);
   console.log(`  Wraith tab (keydown → next frame after)    : p50 ${ms3(pct(ew.frame, 50))}  p99 ${ms3(pct(ew.frame, 99))}`);
+  const floor = (await browserWebSocketEcho(browser, KEYS)).sort((a, b) => a - b);
+  console.log(`  the browser's floor: WebSocket echo page ↔ Node ws, no Wraith: p50 ${ms3(pct(floor, 50))}  p99 ${ms3(pct(floor, 99))} (part of "added" for any web terminal)`);
 
   console.log(`\n3. Ctrl+C stop latency (yes wraith-flood for ${FLOOD_MS} ms, keydown → next prompt parsed by xterm, ${CTRLC_REPS} reps)`);
   await setPrompt(page, id);

@@ -39,9 +39,19 @@ function hex(color: string): number[] {
   return [(n >> 16) & 255, (n >> 8) & 255, n & 255, 255];
 }
 
+/**
+ * Waits until the canvas pixel shows `color`. Within 8 a channel: sessions use the graphics
+ * pipeline with H.264 (AVC444) by default, which brings colours back a few units off.
+ */
 async function waitForColour(x: number, y: number, color: string): Promise<void> {
+  const want = hex(color);
   try {
-    await expect.poll(() => pixel(x, y), { timeout: 15_000 }).toEqual(hex(color));
+    await expect
+      .poll(async () => {
+        const got = await pixel(x, y);
+        return got.length === 4 && got.every((v, i) => Math.abs(v - want[i]!) <= 8) ? want : got;
+      }, { timeout: 15_000 })
+      .toEqual(want);
   } catch (err) {
     await page.screenshot({ path: '/tmp/wraith-rdp-failure.png' });
     throw err;

@@ -220,6 +220,121 @@ describe('terminals in browser mode', () => {
     expect(await page.locator('.tab').count()).toBe(2);
   });
 
+  it('draws with the DOM renderer when WebGL is software, with WebGL when the setting says so, and falls back on context loss', async () => {
+    // The premise: this headless Chromium has no GPU, so its WebGL is SwiftShader.
+    const gl = await page.evaluate(() => {
+      const ctx = document.createElement('canvas').getContext('webgl2');
+      const info = ctx?.getExtension('WEBGL_debug_renderer_info');
+      return ctx ? String(ctx.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : ctx.RENDERER)) : 'none';
+    });
+    expect(gl).toMatch(/swiftshader/i);
+    const pane = page.locator('.tab-panel:visible .terminal-pane');
+    expect(await pane.getAttribute('data-renderer')).toBe('dom');
+    expect(await page.locator('.tab-panel:visible .xterm-screen canvas').count()).toBe(0);
+
+    const setRenderer = async (value: string) => {
+      await page.getByRole('button', { name: 'Settings' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Settings' });
+      await dialog.locator('select[name=renderer]').selectOption(value);
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      await dialog.waitFor({ state: 'detached' });
+    };
+    await setRenderer('webgl');
+    const panel = page.getByRole('region', { name: 'Local shell' });
+    await panel.getByRole('button', { name: 'Open as tab' }).click();
+    await expect.poll(() => page.locator('.tab').count()).toBe(3);
+    const id = await activeSessionId();
+    await expect.poll(() => page.locator('.tab-panel:visible .terminal-pane').getAttribute('data-renderer')).toBe('webgl');
+    expect(await page.locator('.tab-panel:visible .xterm-screen canvas').count()).toBeGreaterThan(0);
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type('echo gl-$((3*3))\n');
+    await waitForLine(id, 'gl-9');
+    // The GPU goes away (driver reset): xterm gives up on the context and the DOM renderer takes over.
+    await page.evaluate(() => {
+      for (const c of document.querySelectorAll('.tab-panel:not([style*="none"]) .xterm-screen canvas')) {
+        const gl = (c as HTMLCanvasElement).getContext('webgl2');
+        gl?.getExtension('WEBGL_lose_context')?.loseContext();
+      }
+    });
+    await expect.poll(() => page.locator('.tab-panel:visible .terminal-pane').getAttribute('data-renderer'), { timeout: 15_000 }).toBe('dom');
+    await expect.poll(() => page.locator('.tab-panel:visible .xterm-rows').innerText()).toContain('gl-9');
+    await page.keyboard.type('echo still-$((4*4))\n');
+    await waitForLine(id, 'still-16');
+    await setRenderer('auto');
+    await page.keyboard.press('Control+Shift+W');
+    await expect.poll(() => page.locator('.tab').count()).toBe(2);
+    expect(await page.locator('.tab-panel:visible .terminal-pane').getAttribute('data-renderer')).toBe('dom');
+  });
+
+  it('zooms the font with Ctrl+= / Ctrl+- / Ctrl+0, for every terminal', async () => {
+    const id = await activeSessionId();
+    const fontSize = () => page.evaluate((sid) => window.wraithInspect?.terminals.info(sid)?.fontSize ?? 0, id);
+    const start = await fontSize();
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.press('Control+Equal');
+    await page.keyboard.press('Control+Equal');
+    await expect.poll(fontSize).toBe(start + 2);
+    await page.keyboard.press('Control+Minus');
+    await expect.poll(fontSize).toBe(start + 1);
+    // the other open terminals follow (the size is a setting)
+    const others = await page.evaluate(() => window.wraithInspect?.terminals.sessions() ?? []);
+    for (const other of others) expect(await page.evaluate((sid) => window.wraithInspect?.terminals.info(sid)?.fontSize, other)).toBe(start + 1);
+    await page.keyboard.press('Control+0');
+    await expect.poll(fontSize).toBe(start);
+  });
+
+  it('copies a selection to the clipboard when copy-on-select is on', async () => {
+    await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(server.openUrl).origin });
+    const id = await activeSessionId();
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type('echo select-$((6*7))-me\n');
+    await waitForLine(id, 'select-42-me');
+    const selectOutputLine = async () => {
+      // a double click selects the word under the pointer: find the output row on screen
+      const rows = page.locator('.tab-panel:visible .xterm-rows > div');
+      const texts = await rows.allInnerTexts();
+      const row = texts.findIndex((t) => t.trimEnd() === 'select-42-me');
+      expect(row).toBeGreaterThanOrEqual(0);
+      const box = await rows.nth(row).boundingBox();
+      if (!box) throw new Error('the output row has no box');
+      await page.mouse.dblclick(box.x + 4, box.y + box.height / 2);
+    };
+    await page.evaluate(() => navigator.clipboard.writeText('before'));
+    await selectOutputLine(); // copy-on-select is off by default: the clipboard keeps its text
+    await expect.poll(() => page.evaluate((sid) => window.wraithInspect?.terminals.selection(sid) ?? null, id)).toBe('select-42-me');
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe('before');
+
+    await page.getByRole('button', { name: 'Settings' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Settings' });
+    await dialog.locator('input[name=copyOnSelect]').check();
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await selectOutputLine();
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe('select-42-me');
+  });
+
+  it('opens a web link from the output in a new browser tab, only http(s)', async () => {
+    await browser.context.route('https://wraith-link.invalid/**', (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<title>linked</title>' }));
+    const id = await activeSessionId();
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type('clear; echo https://wraith-link.invalid/docs?q=$((6*7))\n');
+    await waitForLine(id, 'https://wraith-link.invalid/docs?q=42');
+    const rows = page.locator('.tab-panel:visible .xterm-rows > div');
+    const row = (await rows.allInnerTexts()).findIndex((t) => t.trimEnd() === 'https://wraith-link.invalid/docs?q=42');
+    expect(row).toBeGreaterThanOrEqual(0);
+    const box = await rows.nth(row).boundingBox();
+    if (!box) throw new Error('the link row has no box');
+    const popup = browser.context.waitForEvent('page', { timeout: 10_000 });
+    // the link addon underlines on hover and opens on click
+    await page.mouse.move(box.x + 30, box.y + box.height / 2);
+    await page.mouse.move(box.x + 40, box.y + box.height / 2);
+    await page.mouse.click(box.x + 40, box.y + box.height / 2);
+    const opened = await popup;
+    await opened.waitForLoadState();
+    expect(opened.url()).toBe('https://wraith-link.invalid/docs?q=42');
+    await opened.close();
+  });
+
   it('takes a screenshot of the window with a terminal open', async () => {
     await page.screenshot({ path: '/tmp/wraith-terminal.png' });
     const errors = browser.pageErrors.filter((e) => !/WebSocket connection to .* failed/.test(e));

@@ -43,6 +43,20 @@ function pixel(fb: { width: number; data: Uint8Array }, x: number, y: number): n
   return Array.from(fb.data.subarray(i, i + 4));
 }
 
+/** Within `tol` of `want` in every channel (H.264 is close, not exact). */
+function near(got: number[], want: number[], tol: number): boolean {
+  return got.length === want.length && got.every((v, i) => Math.abs(v - want[i]!) <= tol);
+}
+
+/** A binary PPM of quadrants (top-left, top-right, bottom-left, bottom-right), each w x h. */
+function quadrantsPpm(w: number, h: number, colours: [number, number, number][]): Buffer {
+  const header = Buffer.from(`P6\n${w * 2} ${h * 2}\n255\n`);
+  const body = Buffer.alloc(w * 2 * h * 2 * 3);
+  for (let y = 0; y < h * 2; y++)
+    for (let x = 0; x < w * 2; x++) body.set(colours[(y >= h ? 2 : 0) + (x >= w ? 1 : 0)]!, (y * w * 2 + x) * 3);
+  return Buffer.concat([header, body]);
+}
+
 function procStatus(): { threads: number; rssKb: number } {
   const s = readFileSync('/proc/self/status', 'utf8');
   return {
@@ -168,7 +182,9 @@ describe.skipIf(!runnable)('RDP addon against freerdp-shadow-cli (TLS, no auth)'
   });
 
   it('the framebuffer and the frame events show what is on the display', async () => {
-    const { s, frames } = await connected();
+    // Byte-exact needs a lossless path: without H.264 this server sends planar bitmaps (over
+    // an open graphics pipeline, which it uses only for H.264).
+    const { s, frames } = await connected({ h264: false });
     await srv.x('xsetroot', ['-solid', '#ff0000']);
     await waitFor('red framebuffer', () => {
       const fb = s.getFramebuffer();
@@ -196,6 +212,80 @@ describe.skipIf(!runnable)('RDP addon against freerdp-shadow-cli (TLS, no auth)'
     const at = (100 * 1024 + 100) * 3;
     expect(Array.from(rgb.data.subarray(at, at + 3))).toEqual([0, 255, 128]);
     expect(Array.from(rgb.data.subarray(rgb.data.byteLength - 3))).toEqual([0, 255, 128]);
+    // the pipeline channel opens a moment after connect; without H.264 this server never uses it
+    await waitFor('the pipeline channel', () => s.getStats().graphicsPipeline);
+    const stats = s.getStats();
+    expect(stats).toMatchObject({ graphicsPipeline: true, h264Offered: false, gfxFrames: 0 });
+    expect(stats.paints).toBeGreaterThan(0);
+  });
+
+  it('the graphics pipeline (H.264, the default) paints the display: a pattern where it is, through the same frame events', async () => {
+    const red: [number, number, number] = [255, 0, 0];
+    const green: [number, number, number] = [0, 255, 0];
+    const blue: [number, number, number] = [0, 0, 255];
+    const white: [number, number, number] = [255, 255, 255];
+    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'wraith-rdp-pattern-')), 'quadrants.ppm');
+    writeFileSync(file, quadrantsPpm(160, 120, [red, green, blue, white]));
+    const { s, frames } = await connected();
+    // The server switches to the pipeline once its channel is up and the capabilities are agreed,
+    // a moment after connect; until then it sends legacy updates. Nudge the display until a
+    // pipeline frame arrives, so the pattern below can only come through the pipeline.
+    let nudge = 0;
+    await waitFor(
+      'a pipeline frame',
+      async () => {
+        await srv.x('xsetroot', ['-solid', nudge++ % 2 ? '#204061' : '#204060']);
+        return s.getStats().gfxFrames > 0;
+      },
+      15_000,
+    );
+    await srv.x('xsetroot', ['-solid', '#204060']);
+    const gfxFramesBefore = s.getStats().gfxFrames;
+    frames.length = 0;
+    // ImageMagick's viewer, no window manager: a 320x240 window at (400, 300)
+    const win = srv.spawnX('display', ['-geometry', '+400+300', file]);
+    try {
+      const checks: Array<[number, number, number[]]> = [
+        [480, 360, [...red, 255]],
+        [640, 360, [...green, 255]],
+        [480, 480, [...blue, 255]],
+        [640, 480, [...white, 255]],
+        [380, 420, [0x20, 0x40, 0x60, 255]], // left of the window: the root
+        [740, 420, [0x20, 0x40, 0x60, 255]], // right of it
+        [100, 700, [0x20, 0x40, 0x60, 255]],
+      ];
+      const fb = await waitFor(
+        'the pattern on the framebuffer',
+        () => {
+          const f = s.getFramebuffer();
+          return f && checks.every(([x, y, want]) => near(pixel(f, x, y), want, 16)) ? f : undefined;
+        },
+        15_000,
+      );
+      expect(fb.width).toBe(1024);
+      // the server really sent pipeline frames, in H.264
+      const stats = s.getStats();
+      expect(stats.graphicsPipeline).toBe(true);
+      expect(stats.h264Offered).toBe(true);
+      expect(stats.gfxFrames).toBeGreaterThan(gfxFramesBefore);
+      expect(Object.keys(stats.gfxCommands).some((c) => /^avc4(20|44)/.test(c)), JSON.stringify(stats.gfxCommands)).toBe(true);
+      // and the frame events carried the same pixels: some delivered rectangle shows the red quadrant
+      const hit = frames.flat().some((r) => {
+        if (r.x > 480 || r.y > 360 || r.x + r.width <= 480 || r.y + r.height <= 360) return false;
+        const i = ((360 - r.y) * r.width + (480 - r.x)) * 4;
+        return near(Array.from(r.data.subarray(i, i + 4)), [...red, 255], 16);
+      });
+      expect(hit).toBe(true);
+    } finally {
+      win.proc.kill();
+    }
+  });
+
+  it('gfx: false keeps to the legacy updates, h264: false offers no H.264', async () => {
+    const legacy = await connected({ gfx: false });
+    await srv.x('xsetroot', ['-solid', '#101010']);
+    await waitFor('a legacy frame', () => legacy.s.getStats().paints > 0);
+    expect(legacy.s.getStats()).toMatchObject({ graphicsPipeline: false, h264Offered: false, gfxFrames: 0 });
   });
 
   it('a mouse move lands where xdotool says the pointer is', async () => {
@@ -241,7 +331,7 @@ describe.skipIf(!runnable)('RDP addon against freerdp-shadow-cli (TLS, no auth)'
   });
 
   it('a slow JS side never grows a queue: dirty regions merge behind one pending call', async () => {
-    const { s } = await connected();
+    const { s } = await connected({ h264: false }); // the final colour is checked exactly
     let calls = 0;
     s.on('frame', () => calls++);
     await waitFor('initial frames drained', async () => {

@@ -53,6 +53,17 @@ test('unknown certificate first, then trusted: the session opens and is listed',
   expect((await client.call('sessions.list')).find((s) => s.id === sessionId)).toBeUndefined();
 });
 
+test("a connection's picture quality decides whether H.264 is offered", async () => {
+  const lossless = await client.call('connections.create', { name: 'exact', kind: 'rdp', host: server.host, port: server.port, rdpOptions: { security: 'tls', quality: 'lossless' } });
+  const fast = await openTrusted();
+  const exact = await openTrusted(lossless.id);
+  const stats = (sessionId: string) => app.rdp.tab(sessionId).requireNative().getStats();
+  expect(stats(fast).h264Offered).toBe(true);
+  expect(stats(exact).h264Offered).toBe(false);
+  await client.call('rdp.close', { sessionId: fast });
+  await client.call('rdp.close', { sessionId: exact });
+});
+
 test('the screenshot shows the display, fits 1280x720, and a click lands where xdotool says', async () => {
   await server.x('xsetroot', ['-solid', '#2080e0']);
   const sessionId = await openTrusted();

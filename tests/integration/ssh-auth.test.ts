@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -145,6 +146,41 @@ describe('auth methods', () => {
       expect(err.message).toMatch(/SSH_AUTH_SOCK/);
       process.env.SSH_AUTH_SOCK = agent.socket;
       expect(await whoami(id)).toBe('wraith-key');
+    } finally {
+      if (saved === undefined) delete process.env.SSH_AUTH_SOCK;
+      else process.env.SSH_AUTH_SOCK = saved;
+    }
+  });
+
+  test('agent forwarding: commands on the server use the local agent, only when asked for', async () => {
+    const keyFingerprint = execFileSync('ssh-keygen', ['-lf', sshd.users.key.privateKeyPath], { encoding: 'utf8' }).split(' ')[1];
+    expect(keyFingerprint).toMatch(/^SHA256:/);
+    const listAgentKeys = async (connectionId: string) => {
+      const { sessionId } = await client.call('ssh.open', { connectionId });
+      try {
+        return await client.call('ssh.exec', { sessionId, command: 'ssh-add -l' });
+      } finally {
+        await client.call('sessions.close', { sessionId });
+      }
+    };
+    const auth = { authMethod: 'password' as const, secrets: { password: sshd.users.password.password } };
+    const forwarding = await connection({ ...auth, sshOptions: { agentForward: true } });
+    const plain = await connection(auth);
+    const saved = process.env.SSH_AUTH_SOCK;
+    try {
+      delete process.env.SSH_AUTH_SOCK;
+      const err = await failure(client.call('ssh.open', { connectionId: forwarding }));
+      expect(err.code).toBe('EUNAVAILABLE');
+      expect(err.message).toMatch(/SSH_AUTH_SOCK/);
+
+      process.env.SSH_AUTH_SOCK = agent.socket;
+      const forwarded = await listAgentKeys(forwarding);
+      expect(forwarded.rc).toBe(0);
+      expect(forwarded.stdout).toContain(keyFingerprint);
+      // the same server without the option: no agent there (ssh-add exits 2: cannot connect)
+      const notForwarded = await listAgentKeys(plain);
+      expect(notForwarded.rc).toBe(2);
+      expect(notForwarded.stdout).not.toContain(keyFingerprint);
     } finally {
       if (saved === undefined) delete process.env.SSH_AUTH_SOCK;
       else process.env.SSH_AUTH_SOCK = saved;

@@ -8,6 +8,7 @@ import type { EventPayload } from '../../src-main/common/contract/index.js';
 import { WraithError } from '../../src-main/common/errors.js';
 import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
+import { DEFAULT_FLOW } from '../../src-main/node/terminal/terminal-session.js';
 import { type SshdHandle, startSshd, savePasswordConnection } from '../fixtures/sshd.js';
 import { until } from '../fixtures/poll.js';
 
@@ -290,7 +291,7 @@ describe('flow control under `yes`', () => {
     // and the stream stops (ssh2 stops widening the window, the server blocks on it).
     await client.call('terminal.ack', { sessionId, bytes: 0 });
     await until('paused', () => session.flow.paused);
-    expect(session.flow.unacked).toBeGreaterThan(512 * 1024);
+    expect(session.flow.unacked).toBeGreaterThan(DEFAULT_FLOW.highWatermark);
     await new Promise((resolve) => setTimeout(resolve, 300));
     const stalledAt = session.ring.endSeq;
     await new Promise((resolve) => setTimeout(resolve, 500));

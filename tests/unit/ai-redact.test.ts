@@ -74,6 +74,25 @@ describe('PasswordPromptTracker', () => {
     expect(red.redact('echoed: Tr0ub4dor&3 oops')).toBe('echoed: [REDACTED] oops');
   });
 
+  it('follows the last line across chunks of any size, as bytes', () => {
+    const t = new PasswordPromptTracker(new Redactor());
+    const bytes = (s: string) => new Uint8Array(Buffer.from(s, 'utf8'));
+    // a flood of ordinary lines, then a prompt split over two chunks
+    t.noteOutput('s1', bytes(`${'line of output\r\n'.repeat(5000)}[sudo] pass`));
+    expect(t.atPasswordPrompt('s1')).toBe(false);
+    t.noteOutput('s1', bytes('word for bob: '));
+    expect(t.atPasswordPrompt('s1')).toBe(true);
+    // a line break ends it; a coloured shell prompt follows
+    t.noteOutput('s1', bytes('\r\n\x1b[32mbob@web01\x1b[0m:~$ '));
+    expect(t.atPasswordPrompt('s1')).toBe(false);
+    // a very long line without a break (more than is decoded) still ends in a prompt that counts
+    t.noteOutput('s2', bytes('é'.repeat(20_000) + ' Enter passphrase for key: '));
+    expect(t.atPasswordPrompt('s2')).toBe(true);
+    // and a bare \r (progress bars redraw this way) starts the line again
+    t.noteOutput('s2', bytes('\r50%'));
+    expect(t.atPasswordPrompt('s2')).toBe(false);
+  });
+
   it('ignores input at an ordinary shell prompt', () => {
     const red = new Redactor();
     const t = new PasswordPromptTracker(red);

@@ -7,6 +7,8 @@ export const SettingsSchema = z.object({
   'terminal.fontFamily': z.string().max(200).default("'JetBrains Mono', 'DejaVu Sans Mono', Menlo, Consolas, monospace"),
   'terminal.scrollback': z.number().int().min(0).max(200_000).default(10_000),
   'terminal.copyOnSelect': z.boolean().default(false),
+  /** auto: WebGL when the GPU draws it, the DOM renderer when WebGL is software (SwiftShader, llvmpipe). */
+  'terminal.renderer': z.enum(['auto', 'webgl', 'dom']).default('auto'),
   'terminal.confirmMultilinePaste': z.boolean().default(true),
   'terminal.ringBufferBytes': z.number().int().min(64 * 1024).max(64 * 1024 * 1024).default(1024 * 1024),
   'ui.leftPanelWidth': z.number().int().min(160).max(800).default(260),

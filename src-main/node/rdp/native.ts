@@ -37,6 +37,27 @@ export interface RdpConnectOptions {
   timeoutMs?: number;
   /** Use the RDP graphics pipeline (rdpgfx) when the server offers it. Default true. */
   gfx?: boolean;
+  /**
+   * Offer H.264 (AVC444 and AVC420) in the graphics pipeline when FreeRDP can decode it.
+   * Default true. Lossy: pixels come back close to, not exactly, what the server drew.
+   */
+  h264?: boolean;
+}
+
+/** What getStats() reports: which path frames took and how many there were. */
+export interface RdpSessionStats {
+  /** EndPaint calls that drew something (the count xfreerdp's paints are compared with). */
+  paints: number;
+  /** 'frame' events emitted (paints merge while JS is busy). */
+  deliveries: number;
+  /** The rdpgfx channel is connected and GDI draws through it. */
+  graphicsPipeline: boolean;
+  /** AVC444/AVC420 were offered to the server. */
+  h264Offered: boolean;
+  /** RDPGFX frames (EndFrame PDUs) received. */
+  gfxFrames: number;
+  /** RDPGFX surface commands received, by codec (e.g. { avc444v2: 12 }). */
+  gfxCommands: Record<string, number>;
 }
 
 /** Stable error codes of connect() failures (RdpError.code). */
@@ -112,6 +133,7 @@ interface NativeSession {
   sendExtendedMouse(flags: number, x: number, y: number): void;
   sendCtrlAltDel(): void;
   getFramebuffer(format?: 'rgba' | 'rgb'): RdpFramebuffer | null;
+  getStats(): RdpSessionStats;
 }
 
 interface NativeHandlers {
@@ -292,6 +314,7 @@ export class RdpSession extends EventEmitter<RdpSessionEvents> {
         trustedFingerprint: options.trustedFingerprint,
         timeoutMs: options.timeoutMs ?? 15000,
         gfx: options.gfx ?? true,
+        h264: options.h264 ?? true,
         configDir: freerdpConfigDir(),
       },
       {
@@ -469,6 +492,11 @@ export class RdpSession extends EventEmitter<RdpSessionEvents> {
   /** Full current desktop (a copy: RGBA, or packed RGB for screenshots), or null before connect / after close. */
   getFramebuffer(format: 'rgba' | 'rgb' = 'rgba'): RdpFramebuffer | null {
     return this.native.getFramebuffer(format);
+  }
+
+  /** Frame-path counters (tests, benchmarks, diagnostics). */
+  getStats(): RdpSessionStats {
+    return this.native.getStats();
   }
 }
 

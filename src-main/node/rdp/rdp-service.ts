@@ -97,6 +97,7 @@ class RdpTab implements SessionHandle {
       width: width ?? c.rdpOptions.width ?? 1280,
       height: height ?? c.rdpOptions.height ?? 800,
       security: c.rdpOptions.security ?? 'auto',
+      h264: c.rdpOptions.quality !== 'lossless',
       trustedFingerprint: known?.fingerprint,
     });
     native.on('frame', (rects) => this.onFrame(rects));

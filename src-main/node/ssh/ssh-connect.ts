@@ -118,15 +118,29 @@ function loadKey(conn: ResolvedConnection): { key: Buffer; passphrase?: string }
   return conn.passphrase ? { key, passphrase: conn.passphrase } : { key };
 }
 
+/** The local agent socket for agent forwarding, or a clear error when there is none. */
+function forwardableAgent(conn: ResolvedConnection): string {
+  const agent = process.env.SSH_AUTH_SOCK;
+  if (!agent) {
+    throw new WraithError(
+      'EUNAVAILABLE',
+      `${conn.name} forwards the SSH agent, but no agent is running here (SSH_AUTH_SOCK is not set): start ssh-agent, or turn agent forwarding off for this connection.`,
+    );
+  }
+  return agent;
+}
+
 /**
  * Connects one hop (optionally over `sock`, a forwarded channel of the previous hop): host key
  * checked against the store in ssh2's hostVerifier, which runs during key exchange — before the
  * userauth service is even requested, so no credential can leave on an unknown or changed key.
  */
-export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: Duplex, signal?: AbortSignal): Promise<Client> {
+export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: Duplex, signal?: AbortSignal, opts: { isTarget?: boolean } = {}): Promise<Client> {
   const hop = hopOf(conn);
   // Fail fast on what we can tell locally.
   const auth = authMethods(deps, conn);
+  // Agent forwarding reaches the target only, never a jump host on the way.
+  const agentToForward = opts.isTarget && conn.sshOptions.agentForward ? forwardableAgent(conn) : undefined;
   return new Promise<Client>((resolve, reject) => {
     const client = new Client();
     let failure: WraithError | null = null;
@@ -200,6 +214,9 @@ export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: D
       port: conn.port,
       username: conn.username,
       ...(sock ? { sock } : {}),
+      // ssh2 then asks for agent forwarding on every session channel of this connection. Only
+      // the authHandler above decides which auth methods are tried, so this adds no agent auth.
+      ...(agentToForward ? { agent: agentToForward, agentForward: true } : {}),
       readyTimeout: deps.readyTimeoutMs,
       keepaliveInterval: keepalive,
       keepaliveCountMax: 3,
@@ -289,7 +306,7 @@ export async function connectChain(deps: ConnectDeps, chain: ResolvedConnection[
     let prev: { client: Client; conn: ResolvedConnection } | null = null;
     for (const conn of order) {
       const sock: Duplex | undefined = prev ? await forwardTo(prev.client, prev.conn, conn) : undefined;
-      const client = await connectHop(deps, conn, sock, signal);
+      const client = await connectHop(deps, conn, sock, signal, { isTarget: conn === chain[0] });
       clients.push(client);
       prev = { client, conn };
     }

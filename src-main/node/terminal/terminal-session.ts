@@ -28,9 +28,18 @@ export interface FlowControlOptions {
   stallMs: number;
 }
 
+/**
+ * The window is sized for the round trip, not for memory: credit comes back only after xterm has
+ * parsed a write, and the view merges what arrived meanwhile into its next write (output-feeder.ts),
+ * so the host must have enough in flight to cover a write plus an ack's trip through the page,
+ * worker, WebSocket and back. With 512K/128K the tab waited for data (a flood ran at 11–12 MiB/s
+ * with the page idle a quarter of the time); with 2M/1.5M it runs at 16–18 MiB/s. What it costs is
+ * Ctrl+C during a flood — everything in flight is shown first — and that stayed at 0.3–0.4 s,
+ * because most of what is in flight is ssh2's own 2 MiB channel window (bench/terminal-render.ts).
+ */
 export const DEFAULT_FLOW: FlowControlOptions = {
-  highWatermark: 512 * 1024,
-  lowWatermark: 128 * 1024,
+  highWatermark: 2 * 1024 * 1024,
+  lowWatermark: 1536 * 1024,
   batchBytes: 64 * 1024,
   stallMs: 30_000,
 };

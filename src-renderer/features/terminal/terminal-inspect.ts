@@ -10,6 +10,8 @@ export interface TerminalInspector {
   tail(sessionId: string, lines: number): string | null;
   /** The terminal's grid and the options that change how fast it parses. */
   info(sessionId: string): { cols: number; rows: number; scrollback: number; convertEol: boolean; fontSize: number; fontFamily: string } | null;
+  /** The selected text ('' when nothing is selected). */
+  selection(sessionId: string): string | null;
   /** Calls `listener` each time xterm has parsed written data (xterm's onWriteParsed); returns the unsubscribe. */
   onWriteParsed(sessionId: string, listener: () => void): (() => void) | null;
 }
@@ -49,6 +51,7 @@ export const terminalInspector: TerminalInspector = {
     const o = term.options;
     return { cols: term.cols, rows: term.rows, scrollback: o.scrollback ?? 0, convertEol: o.convertEol ?? false, fontSize: o.fontSize ?? 0, fontFamily: o.fontFamily ?? '' };
   },
+  selection: (sessionId) => live.get(sessionId)?.getSelection() ?? null,
   onWriteParsed: (sessionId, listener) => {
     const sub = live.get(sessionId)?.onWriteParsed(listener);
     return sub ? () => sub.dispose() : null;

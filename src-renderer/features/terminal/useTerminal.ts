@@ -9,6 +9,8 @@ import type { TerminalBackend } from '../../stores/sessions.js';
 import { useSettingsStore } from '../../stores/settings.js';
 import { useHost } from '../../transport/index.js';
 import { openExternal } from './external-links.js';
+import { OutputFeeder } from './output-feeder.js';
+import { gpuDrawsWebgl } from './renderer-choice.js';
 import { terminalHub } from './terminal-hub.js';
 import { registerTerminal } from './terminal-inspect.js';
 
@@ -100,18 +102,14 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     // While recent output is fetched, live chunks wait so nothing is shown twice or out of order.
     let backlog: { data: Uint8Array; seq: number; acked: boolean }[] | null = toValue(options.reattach) ? [] : null;
     let shownUpTo = 0;
+    // Credit goes back only once xterm has parsed the bytes: that is what bounds memory.
+    const feeder = new OutputFeeder({ write: (data, parsed) => t.write(data, parsed) }, (bytes) => hub.ack(id, bytes));
 
     const show = (data: Uint8Array, seq: number, acked: boolean) => {
       let bytes = data;
       if (seq < shownUpTo) bytes = data.subarray(Math.min(data.byteLength, shownUpTo - seq));
-      const credit = acked ? 0 : data.byteLength;
-      if (bytes.byteLength === 0) {
-        hub.ack(id, credit);
-        return;
-      }
-      holdBlink(t);
-      // Credit goes back only once xterm has parsed the bytes: that is what bounds memory.
-      t.write(bytes, () => hub.ack(id, credit));
+      if (bytes.byteLength > 0) holdBlink(t);
+      feeder.push(bytes, acked ? 0 : data.byteLength);
     };
 
     const release = hub.claim(id, (data, seq, acked) => {
@@ -120,7 +118,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     });
     hub.arm(id);
     const unregister = registerTerminal(id, t);
-    detach = [release, unregister, () => (live = false)];
+    detach = [release, unregister, () => feeder.dispose(), () => (live = false)];
 
     if (backlog) {
       host
@@ -238,16 +236,21 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     t.loadAddon(unicode);
     t.unicode.activeVersion = '11';
     t.open(container);
-    try {
-      const webgl = new WebglAddon();
-      webgl.onContextLoss(() => {
-        // The GPU went away (driver reset, too many contexts): the DOM renderer takes over.
-        webgl.dispose();
+    const choice = settings.values['terminal.renderer'];
+    if (choice === 'webgl' || (choice === 'auto' && gpuDrawsWebgl())) {
+      try {
+        const webgl = new WebglAddon();
+        webgl.onContextLoss(() => {
+          // The GPU went away (driver reset, too many contexts): the DOM renderer takes over.
+          webgl.dispose();
+          renderer.value = 'dom';
+        });
+        t.loadAddon(webgl);
+        renderer.value = 'webgl';
+      } catch {
         renderer.value = 'dom';
-      });
-      t.loadAddon(webgl);
-      renderer.value = 'webgl';
-    } catch {
+      }
+    } else {
       renderer.value = 'dom';
     }
     t.attachCustomKeyEventHandler(keyHandler);

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { type FeederTarget, OutputFeeder } from '../../src-renderer/features/terminal/output-feeder.js';
+
+/** An xterm stand-in whose writes finish only when the test says the parser got to them. */
+class SlowTarget implements FeederTarget {
+  writes: { data: Uint8Array; parsed: () => void }[] = [];
+  write(data: Uint8Array, parsed: () => void): void {
+    this.writes.push({ data, parsed });
+  }
+  finish(i: number): void {
+    this.writes[i]?.parsed();
+  }
+  text(): string {
+    return this.writes.map((w) => Buffer.from(w.data).toString('latin1')).join('');
+  }
+}
+
+const bytes = (s: string) => new Uint8Array(Buffer.from(s, 'latin1'));
+
+describe('OutputFeeder', () => {
+  it('writes at once when idle, and merges what arrives while xterm is busy into one write', () => {
+    const target = new SlowTarget();
+    const acks: number[] = [];
+    const f = new OutputFeeder(target, (n) => acks.push(n));
+    f.push(bytes('one '), 4);
+    expect(target.writes).toHaveLength(1);
+    f.push(bytes('two '), 4);
+    f.push(bytes('three '), 6);
+    expect(target.writes).toHaveLength(1); // still parsing the first
+    target.finish(0);
+    expect(acks).toEqual([4]);
+    expect(target.writes).toHaveLength(2);
+    expect(Buffer.from(target.writes[1]!.data).toString('latin1')).toBe('two three ');
+    target.finish(1);
+    expect(acks).toEqual([4, 10]);
+    expect(target.text()).toBe('one two three ');
+  });
+
+  it('never writes more than maxWrite at once (beyond a single larger chunk) and keeps the order', () => {
+    const target = new SlowTarget();
+    const acks: number[] = [];
+    const f = new OutputFeeder(target, (n) => acks.push(n), 10);
+    f.push(bytes('aaaa'), 4); // written at once
+    for (const s of ['bbbb', 'cccc', 'dddd', 'eeeeeeeeeeeeee', 'ff']) f.push(bytes(s), s.length);
+    for (let i = 0; i < 10 && i < target.writes.length; i++) target.finish(i);
+    expect(target.writes.map((w) => Buffer.from(w.data).toString('latin1'))).toEqual(['aaaa', 'bbbbcccc', 'dddd', 'eeeeeeeeeeeeee', 'ff']);
+    expect(acks.reduce((a, b) => a + b, 0)).toBe(4 + 4 + 4 + 4 + 14 + 2);
+  });
+
+  it('credits only what the host is owed, also for empty and already-credited chunks', () => {
+    const target = new SlowTarget();
+    const acks: number[] = [];
+    const f = new OutputFeeder(target, (n) => acks.push(n));
+    f.push(new Uint8Array(0), 7); // nothing to show (already shown from the backlog), credit still owed
+    expect(acks).toEqual([7]);
+    f.push(bytes('xyz'), 0); // credited by the hub on arrival
+    f.push(bytes('uvw'), 3);
+    f.push(new Uint8Array(0), 5);
+    target.finish(0);
+    target.finish(1);
+    expect(acks.reduce((a, b) => a + b, 0)).toBe(7 + 3 + 5);
+    expect(target.text()).toBe('xyzuvw');
+  });
+
+  it('after dispose nothing is written or credited', () => {
+    const target = new SlowTarget();
+    const acks: number[] = [];
+    const f = new OutputFeeder(target, (n) => acks.push(n));
+    f.push(bytes('first'), 5);
+    f.push(bytes('queued'), 6);
+    f.dispose();
+    target.finish(0);
+    f.push(bytes('late'), 4);
+    expect(target.writes).toHaveLength(1);
+    expect(acks).toEqual([]);
+  });
+});
