@@ -247,7 +247,7 @@ export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: D
     // adjusts, keystrokes) then wait for the ACK of the previous small one, which the server's
     // kernel delays (up to 40 ms) when it has no data of its own to send — e.g. when it has used
     // up the window our pending adjust would reopen. Downloads stalled on that again and again.
-    // OpenSSH sets TCP_NODELAY for interactive sessions; every session here may be interactive.
+    // OpenSSH sets TCP_NODELAY on both ends of every session, sftp included (seen with strace).
     // (Client#setNoDelay is ssh2's documented API; on a jump-host channel it does nothing.)
     client.setNoDelay(true);
   });
