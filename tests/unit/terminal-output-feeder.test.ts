@@ -1,11 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { type FeederTarget, OutputFeeder } from '../../src-renderer/features/terminal/output-feeder.js';
 
-/** An xterm stand-in whose writes finish only when the test says the parser got to them. */
+/**
+ * An xterm stand-in whose writes finish only when the test says the parser got to them. Like
+ * xterm it has consumed the bytes by then: `parsed` snapshots them, and the feeder may reuse the
+ * buffer afterwards.
+ */
 class SlowTarget implements FeederTarget {
   writes: { data: Uint8Array; parsed: () => void }[] = [];
   write(data: Uint8Array, parsed: () => void): void {
-    this.writes.push({ data, parsed });
+    const w = { data, parsed: () => {} };
+    w.parsed = () => {
+      w.data = Uint8Array.from(data); // what the parser saw; the feeder may reuse `data` after this
+      parsed();
+    };
+    this.writes.push(w);
   }
   finish(i: number): void {
     this.writes[i]?.parsed();
@@ -45,6 +54,21 @@ describe('OutputFeeder', () => {
     for (let i = 0; i < 10 && i < target.writes.length; i++) target.finish(i);
     expect(target.writes.map((w) => Buffer.from(w.data).toString('latin1'))).toEqual(['aaaa', 'bbbbcccc', 'dddd', 'eeeeeeeeeeeeee', 'ff']);
     expect(acks.reduce((a, b) => a + b, 0)).toBe(4 + 4 + 4 + 4 + 14 + 2);
+  });
+
+  it('reuses its merge buffer only after xterm has consumed the previous merged write', () => {
+    const target = new SlowTarget();
+    const f = new OutputFeeder(target, () => {});
+    f.push(bytes('a'), 1);
+    f.push(bytes('bb'), 2);
+    f.push(bytes('cc'), 2);
+    target.finish(0); // writes "bbcc" from the merge buffer
+    f.push(bytes('dd'), 2);
+    f.push(bytes('ee'), 2); // queued while "bbcc" is being parsed: the buffer must not change yet
+    expect(Buffer.from(target.writes[1]!.data).toString('latin1')).toBe('bbcc');
+    target.finish(1); // now "ddee" may reuse it
+    target.finish(2);
+    expect(target.text()).toBe('abbccddee');
   });
 
   it('credits only what the host is owed, also for empty and already-credited chunks', () => {
