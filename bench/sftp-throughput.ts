@@ -31,8 +31,8 @@
  * Needs root (the sshd harness).
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, createReadStream, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from '../src-main/node/app.js';
@@ -40,6 +40,7 @@ import { connectInProcess } from '../src-main/node/in-process.js';
 import { SftpService } from '../src-main/node/sftp/sftp-service.js';
 import type { TransferTuning } from '../src-main/node/sftp/transfer-runner.js';
 import { startSshd } from '../tests/fixtures/sshd.js';
+import { sha256File } from '../tests/fixtures/files.js';
 
 const args = process.argv.slice(2);
 const arg = (name: string, dflt: number) => {
@@ -58,16 +59,6 @@ const DOWN = `${SRC}.down`;
 const TICK_MS = 1000 / 100;
 /** A run is "quiet" when processes outside the bench used less than this many cores meanwhile. */
 const QUIET_CORES = 0.25; // /proc reports CPU time in clock ticks (USER_HZ = 100 on Linux)
-
-function sha256(path: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const h = createHash('sha256');
-    createReadStream(path)
-      .on('data', (d) => h.update(d))
-      .on('end', () => resolve(h.digest('hex')))
-      .on('error', reject);
-  });
-}
 
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -156,7 +147,7 @@ async function main(): Promise<void> {
     const piece = randomBytes(8_000_000);
     for (let left = SIZE; left > 0; left -= piece.length) writeSync(fd, piece, 0, Math.min(left, piece.length));
     closeSync(fd);
-    const srcSha = await sha256(SRC);
+    const srcSha = await sha256File(SRC);
 
     // Wraith: a saved key connection, opened the way the UI opens it.
     await c.call('vault.init', { protection: 'keyfile' });
@@ -277,10 +268,10 @@ async function main(): Promise<void> {
       }
       if (round === 1) {
         await runWraith(null, 'down');
-        const [up, down] = [await sha256(remote('wraith-up.bin')), await sha256(DOWN)];
+        const [up, down] = [await sha256File(remote('wraith-up.bin')), await sha256File(DOWN)];
         if (up !== srcSha || down !== srcSha) throw new Error('A Wraith copy differs from the source');
         for (const name of WRAITH_ONLY ? [] : ['sftp-up.bin', 'scp-up.bin', 'scpO-up.bin']) {
-          if ((await sha256(remote(name))) !== srcSha) throw new Error(`OpenSSH's ${name} differs from the source`);
+          if ((await sha256File(remote(name))) !== srcSha) throw new Error(`OpenSSH's ${name} differs from the source`);
         }
         rmSync(DOWN, { force: true });
       }

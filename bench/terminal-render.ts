@@ -32,20 +32,21 @@
  * Needs root and openssh-server (the sshd harness), and /usr/bin/chromium.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { type Page, chromium } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { Client, type ClientChannel } from 'ssh2';
 import { WebSocketServer } from 'ws';
 import type { Terminal as XTerm } from '@xterm/xterm';
 import type { Unicode11Addon as XUnicode11 } from '@xterm/addon-unicode11';
 import type { WebglAddon as XWebgl } from '@xterm/addon-webgl';
-import { CHROMIUM, type TestBrowser, launchBrowser } from '../tests/fixtures/browser.js';
+import { type TestBrowser, launchBrowser } from '../tests/fixtures/browser.js';
 import { type SshdHandle, startSshd } from '../tests/fixtures/sshd.js';
 import { REPO_ROOT, type WraithServer, startWraithServer } from '../tests/fixtures/wraith-server.js';
+import { ssh2EchoLatencies } from './ssh2-echo.js';
 
 const args = process.argv.slice(2);
 const arg = (name: string, dflt: number) => {
@@ -627,54 +628,16 @@ async function ssh2Echo(s: SshdHandle): Promise<number[]> {
     c.connect({ host: s.host, port: s.port, username: s.users.key.username, privateKey: s.users.key.privateKey });
   });
   const chan = await new Promise<ClientChannel>((resolve, reject) => c.shell({ term: 'xterm-256color', cols: 200, rows: 50 }, (e, ch) => (e ? reject(e) : resolve(ch))));
-  chan.write('stty -icanon; cat >/dev/null\n');
-  await sleep(800);
-  const lat: number[] = [];
-  for (let i = 0; i < KEYS + WARMUP_KEYS; i++) {
-    const ch = keyChar(i);
-    const t0 = performance.now();
-    await withTimeout(
-      new Promise<void>((resolve) => {
-        const onData = (d: Buffer) => {
-          if (d.toString('latin1').includes(ch)) {
-            chan.removeListener('data', onData);
-            resolve();
-          }
-        };
-        chan.on('data', onData);
-        chan.write(ch);
-      }),
-      KEY_TIMEOUT_MS,
-      `ssh2 echo of key ${i}`,
-    );
-    if (i >= WARMUP_KEYS) lat.push(performance.now() - t0);
+  try {
+    return await ssh2EchoLatencies(chan, KEYS, { warmup: WARMUP_KEYS, timeoutMs: KEY_TIMEOUT_MS });
+  } finally {
+    c.end();
   }
-  c.end();
-  return lat.sort((a, b) => a - b);
 }
 
-/** The fixture's browser, or with --dom the same launch plus --disable-webgl. */
-async function startBrowser(): Promise<TestBrowser> {
-  if (!DOM_ONLY) return launchBrowser();
-  const profile = mkdtempSync(join(tmpdir(), 'wraith-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-webgl'],
-    viewport: { width: 1400, height: 860 },
-  });
-  const page = context.pages()[0] ?? (await context.newPage());
-  const pageErrors: string[] = [];
-  page.on('pageerror', (err) => pageErrors.push(err.message));
-  return {
-    context,
-    page,
-    pageErrors,
-    async close() {
-      await context.close();
-      rmSync(profile, { recursive: true, force: true });
-    },
-  };
+/** The fixture's browser; with --dom WebGL is disabled, so the tab uses xterm's DOM renderer. */
+function startBrowser(): Promise<TestBrowser> {
+  return launchBrowser(DOM_ONLY ? { extraArgs: ['--disable-webgl'] } : {});
 }
 
 // ---------------------------------------------------------------- main

@@ -14,6 +14,7 @@ import { Client, type ClientChannel } from 'ssh2';
 import { App } from '../src-main/node/app.js';
 import { connectInProcess } from '../src-main/node/in-process.js';
 import { startSshd } from '../tests/fixtures/sshd.js';
+import { ssh2EchoLatencies } from './ssh2-echo.js';
 
 const FILE_MB = Number(process.env.BENCH_FILE_MB ?? 100);
 const KEYSTROKES = Number(process.env.BENCH_KEYSTROKES ?? 400);
@@ -148,27 +149,11 @@ async function wraithEcho(): Promise<number[]> {
 
 async function ssh2Echo(): Promise<number[]> {
   const c = await ssh2Connect();
-  const chan = await ssh2Shell(c);
-  chan.write('stty -icanon; cat >/dev/null\n');
-  await new Promise((r) => setTimeout(r, 500));
-  const lat: number[] = [];
-  for (let i = 0; i < KEYSTROKES; i++) {
-    const ch = String.fromCharCode(97 + (i % 26));
-    const t0 = performance.now();
-    await new Promise<void>((resolve) => {
-      const onData = (d: Buffer) => {
-        if (d.toString('latin1').includes(ch)) {
-          chan.removeListener('data', onData);
-          resolve();
-        }
-      };
-      chan.on('data', onData);
-      chan.write(ch);
-    });
-    lat.push(performance.now() - t0);
+  try {
+    return await ssh2EchoLatencies(await ssh2Shell(c), KEYSTROKES);
+  } finally {
+    c.destroy();
   }
-  c.destroy();
-  return lat.sort((a, b) => a - b);
 }
 
 // ---------- memory / concurrency ----------

@@ -1,6 +1,7 @@
 import type { Wire } from '@common/client.js';
-import type { ClientMessage, ServerMessage } from '@common/protocol.js';
+import type { ClientMessage } from '@common/protocol.js';
 import { toServerMessage } from './server-message.js';
+import { WireListeners } from './wire-listeners.js';
 
 const PORT_MESSAGE = 'wraith:port';
 
@@ -32,37 +33,23 @@ export function openElectronWire(preload: WraithPreload, timeoutMs = 10_000): Pr
 }
 
 function portWire(port: MessagePort): Wire {
-  const messageListeners = new Set<(m: ServerMessage) => void>();
-  const closeListeners = new Set<(reason: string) => void>();
-  let closed = false;
-  const finish = (reason: string) => {
-    if (closed) return;
-    closed = true;
-    for (const l of closeListeners) l(reason);
-    closeListeners.clear();
-    messageListeners.clear();
-  };
+  const listeners = new WireListeners();
   port.onmessage = (ev: MessageEvent<unknown>) => {
     const message = toServerMessage(ev.data);
-    if (message) for (const l of messageListeners) l(message);
+    if (message) listeners.deliver(message);
   };
   // Chromium fires 'close' on a MessagePort whose other end went away (main process reload).
-  port.addEventListener('close', () => finish('the main process closed the port'));
+  port.addEventListener('close', () => listeners.finish('the main process closed the port'));
   port.start();
   return {
     send(message: ClientMessage) {
-      if (!closed) port.postMessage(message);
+      if (!listeners.closed) port.postMessage(message);
     },
-    onMessage(listener) {
-      messageListeners.add(listener);
-    },
-    onClose(listener) {
-      if (closed) listener('closed');
-      else closeListeners.add(listener);
-    },
+    onMessage: (listener) => listeners.onMessage(listener),
+    onClose: (listener) => listeners.onClose(listener),
     close() {
       port.close();
-      finish('closed by the client');
+      listeners.finish('closed by the client');
     },
   };
 }

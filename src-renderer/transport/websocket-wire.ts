@@ -1,7 +1,8 @@
 import { Decoder, Encoder } from '@msgpack/msgpack';
 import type { Wire } from '@common/client.js';
-import type { ClientMessage, ServerMessage } from '@common/protocol.js';
+import type { ClientMessage } from '@common/protocol.js';
 import { toServerMessage } from './server-message.js';
+import { WireListeners } from './wire-listeners.js';
 import type { FromSocketWorker, ToSocketWorker } from './websocket-worker.js';
 
 // Exactly the codec of src-main/server/codec.ts: Uint8Array travels as MessagePack bin,
@@ -22,19 +23,12 @@ export function websocketUrl(location: Location): string {
 export function openWebSocketWire(url: string): Promise<Wire> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./websocket-worker.ts', import.meta.url), { type: 'module', name: 'wraith-websocket' });
-    const messageListeners = new Set<(m: ServerMessage) => void>();
-    const closeListeners = new Set<(reason: string) => void>();
+    const listeners = new WireListeners();
     let opened = false;
-    let closed = false;
     const toWorker = (m: ToSocketWorker, transfer: Transferable[] = []) => worker.postMessage(m, transfer);
 
     const finish = (reason: string) => {
-      if (closed) return;
-      closed = true;
-      if (!opened) reject(new Error(reason));
-      for (const l of closeListeners) l(reason);
-      closeListeners.clear();
-      messageListeners.clear();
+      if (listeners.finish(reason) && !opened) reject(new Error(reason));
     };
 
     const deliver = (frame: ArrayBuffer) => {
@@ -45,7 +39,7 @@ export function openWebSocketWire(url: string): Promise<Wire> {
         return; // not ours to answer: the host only sends MessagePack
       }
       const message = toServerMessage(raw);
-      if (message) for (const l of messageListeners) l(message);
+      if (message) listeners.deliver(message);
     };
 
     worker.onmessage = (ev: MessageEvent<FromSocketWorker>) => {
@@ -55,17 +49,12 @@ export function openWebSocketWire(url: string): Promise<Wire> {
           opened = true;
           resolve({
             send(message: ClientMessage) {
-              if (closed) return;
+              if (listeners.closed) return;
               const bytes = encoder.encode(message); // a fresh buffer of its own: safe to transfer
               toWorker({ t: 'send', data: bytes.buffer }, [bytes.buffer]);
             },
-            onMessage(listener) {
-              messageListeners.add(listener);
-            },
-            onClose(listener) {
-              if (closed) listener('closed');
-              else closeListeners.add(listener);
-            },
+            onMessage: (listener) => listeners.onMessage(listener),
+            onClose: (listener) => listeners.onClose(listener),
             close() {
               toWorker({ t: 'close' });
               finish('closed by the client');
@@ -74,9 +63,9 @@ export function openWebSocketWire(url: string): Promise<Wire> {
           return;
         case 'frames':
           try {
-            for (const frame of m.frames) if (!closed) deliver(frame);
+            for (const frame of m.frames) if (!listeners.closed) deliver(frame);
           } finally {
-            if (!closed) toWorker({ t: 'ready' });
+            if (!listeners.closed) toWorker({ t: 'ready' });
           }
           return;
         case 'close':

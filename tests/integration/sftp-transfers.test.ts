@@ -2,9 +2,9 @@
  * Streamed SFTP transfers against the real OpenSSH sshd: integrity, folders, cancel and failure
  * cleanup, and uploads streamed from the page in chunks.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, type SFTPWrapper } from 'ssh2';
@@ -18,6 +18,7 @@ import { registerSftpHandlers } from '../../src-main/node/sftp/sftp-handlers.js'
 import { SftpService } from '../../src-main/node/sftp/sftp-service.js';
 import { until } from '../fixtures/poll.js';
 import { type SshdHandle, startSshd, connectSftp, savePasswordConnection } from '../fixtures/sshd.js';
+import { sha256File } from '../fixtures/files.js';
 
 const SESSION = 'session-1';
 const MB = 1024 * 1024;
@@ -39,16 +40,6 @@ function provider(id: string): Promise<SFTPWrapper> {
 
 function call(method: string, params: unknown): Promise<unknown> {
   return router.call(method, params, { clientId: 'test', origin: 'test' });
-}
-
-function sha256(path: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const h = createHash('sha256');
-    createReadStream(path)
-      .on('data', (d) => h.update(d))
-      .on('end', () => resolve(h.digest('hex')))
-      .on('error', reject);
-  });
 }
 
 /** Names of leftovers in a folder: temps and anything else we did not expect. */
@@ -88,7 +79,7 @@ beforeAll(async () => {
   const parts: Buffer[] = [];
   for (let i = 0; i < 50; i++) parts.push(randomBytes(MB));
   writeFileSync(bigLocal, Buffer.concat(parts));
-  bigSha = await sha256(bigLocal);
+  bigSha = await sha256File(bigLocal);
 });
 
 afterAll(async () => {
@@ -104,12 +95,12 @@ describe('files', () => {
     const up = (await call('sftp.upload', { sessionId: SESSION, localPath: bigLocal, remotePath: `${remoteDir}/big.bin` })) as { transferId: string };
     const upInfo = await service.wait(up.transferId);
     expect(upInfo).toMatchObject({ state: 'done', bytes: 50 * MB, totalBytes: 50 * MB, filesDone: 1, filesTotal: 1, error: null });
-    expect(await sha256(`${remoteDir}/big.bin`)).toBe(bigSha);
+    expect(await sha256File(`${remoteDir}/big.bin`)).toBe(bigSha);
 
     const localCopy = join(localDir, 'big.copy');
     const down = (await call('sftp.download', { sessionId: SESSION, remotePath: `${remoteDir}/big.bin`, localPath: localCopy })) as { transferId: string };
     expect((await service.wait(down.transferId)).state).toBe('done');
-    expect(await sha256(localCopy)).toBe(bigSha);
+    expect(await sha256File(localCopy)).toBe(bigSha);
 
     const mine = events.filter((e) => e.transferId === down.transferId);
     expect(mine.at(-1)).toMatchObject({ state: 'done', bytes: 50 * MB, totalBytes: 50 * MB, direction: 'download', etaSeconds: 0 });
@@ -128,7 +119,7 @@ describe('files', () => {
     expect(running.length).toBe(3);
     const infos = await Promise.all(ids.map((id) => service.wait(id)));
     expect(infos.map((i) => i.state)).toEqual(['done', 'done', 'done']);
-    for (const n of [1, 2, 3]) expect(await sha256(`${remoteDir}/par${n}.bin`)).toBe(bigSha);
+    for (const n of [1, 2, 3]) expect(await sha256File(`${remoteDir}/par${n}.bin`)).toBe(bigSha);
     for (const n of [1, 2, 3]) rmSync(`${remoteDir}/par${n}.bin`);
   });
 
