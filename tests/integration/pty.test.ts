@@ -139,6 +139,40 @@ test('flow control pauses a PTY running yes; acks resume it; Ctrl+C stops it', a
   await client.call('sessions.close', { sessionId });
 });
 
+test('a shell that exits while its output is paused still delivers every byte it wrote', async () => {
+  // Small watermarks so the pause comes early and the rest (about 12 KB) fits in the kernel's pty
+  // buffer: the shell finishes writing and exits while nothing reads. node-pty then closes the
+  // terminal after 200 ms and, left alone, throws the unread bytes away (see drain-on-exit.ts).
+  const dir = mkdtempSync(join(tmpdir(), 'wraith-pty-drain-'));
+  const small = new App({ dataDir: dir, host: 'in-process', terminal: { flow: { highWatermark: 8 * 1024, lowWatermark: 4 * 1024, batchBytes: 1024 } } });
+  const c = connectInProcess(small);
+  c.subscribe(['']);
+  try {
+    const { sessionId } = await c.call('pty.spawn', { shell: 'bash', cwd: '/tmp' });
+    const session = small.terminals.get(sessionId);
+    if (!(session instanceof PtySession)) throw new Error('not a PTY session');
+    expect(session.drainsOnExit).toBe(true);
+    await until('prompt', async () => /[$#] $/.test((await c.call('terminal.read', { sessionId, stripAnsi: true })).text));
+    const exits: EventPayload<'terminal.exit'>[] = [];
+    c.on('terminal.exit', (e) => exits.push(e));
+    await c.call('terminal.ack', { sessionId, bytes: 0 }); // a view attaches, and then never acks
+    await c.call('terminal.write', { sessionId, data: "head -c 20000 /dev/zero | tr '\\0' x; echo; echo tail-$((6*7)); exit 3\n" });
+    let sawPause = false;
+    await until('exit', () => {
+      sawPause ||= session.flow.paused;
+      return exits.find((e) => e.sessionId === sessionId);
+    });
+    expect(sawPause).toBe(true);
+    const { text } = await c.call('terminal.read', { sessionId, sinceSeq: 0, stripAnsi: true, maxBytes: 1024 * 1024 });
+    expect(Math.max(...(text.match(/x+/g) ?? []).map((run) => run.length))).toBe(20000);
+    expect(text).toMatch(/^tail-42$/m);
+  } finally {
+    c.close();
+    await small.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('bad input is refused with a plain message', async () => {
   const e1 = await failure(client.call('pty.spawn', { shell: '/no/such/shell' }));
   expect(e1.code).toBe('ENOTFOUND');

@@ -11,6 +11,7 @@ import type { SessionRegistry } from '../sessions/session-registry.js';
 import type { FlowControlOptions, TerminalCwd, TerminalSource } from '../terminal/terminal-session.js';
 import { TerminalSession } from '../terminal/terminal-session.js';
 import type { TerminalService } from '../terminal/terminal-service.js';
+import { drainBeforeClose } from './drain-on-exit.js';
 import { detectShells, resolveShell } from './shells.js';
 
 export interface PtyServiceDeps {
@@ -33,6 +34,7 @@ export class PtySession extends TerminalSession {
   private reason: string | null = null;
   private readonly createdAt = new Date().toISOString();
   private exitWaiters: (() => void)[] = [];
+  private drains = false;
 
   constructor(
     id: string,
@@ -43,6 +45,11 @@ export class PtySession extends TerminalSession {
     opts: { cols: number; rows: number; ringBufferBytes: number; flow?: Partial<FlowControlOptions> },
   ) {
     super(id, bus, opts);
+  }
+
+  /** Whether the shell's last output survives node-pty closing the terminal (see drain-on-exit.ts). */
+  get drainsOnExit(): boolean {
+    return this.drains;
   }
 
   get pid(): number | null {
@@ -88,6 +95,9 @@ export class PtySession extends TerminalSession {
     // With encoding null node-pty delivers Buffers, though its typings say string.
     proc.onData((d: string | Uint8Array) => {
       if (this.proc === proc) this.output(typeof d === 'string' ? Buffer.from(d, 'utf8') : Buffer.from(d.buffer, d.byteOffset, d.byteLength));
+    });
+    this.drains = drainBeforeClose(proc, (d) => {
+      if (this.proc === proc) this.output(d);
     });
     proc.onExit(({ exitCode, signal }) => this.exited(proc, exitCode, signal ?? 0));
     this.state = 'open';
