@@ -16,7 +16,7 @@
  *      last write callback — (b1) in the same page, as the issue words it: in the Wraith window,
  *      in the tab's own place (its terminal hidden meanwhile), so only the path from sshd differs;
  *      (b2) in a blank page of the same browser, the stricter figure with no app around it.
- *   2. Keystroke echo latency, p50/p99: in the tab a key is pressed (Playwright keyboard) with the
+ *   2. Keystroke echo latency, p50/p99: in the tab a key is pressed (a DevTools key event) with the
  *      remote tty in `stty -icanon; cat >/dev/null` (the tty echoes each key); the in-page clock
  *      runs from the keydown event to xterm having parsed the echoed character (and to the next
  *      animation frame after that). Anchor: a plain ssh2 Client shell channel in Node running the
@@ -28,7 +28,14 @@
  *      figure grows with the terminal flow-control window). Anchor: the same with `sleep 60`
  *      instead of the flood (nothing in flight: the fixed cost of the round trip and the prompt).
  *
- * Run: npm run build && node --import tsx bench/terminal-render.ts [--mb 64] [--rounds 2] [--keys 300] [--ctrlc 5]
+ * How the page is driven: Playwright opens the app and the SSH tab through the UI and runs the
+ * xterm-only anchors, then disconnects for each timed part on Wraith's tab, which runs over a bare
+ * DevTools session (bench/cdp-page.ts). Playwright's DevTools instrumentation copies every
+ * WebSocket frame the app receives into an event for the bench process; a person's browser does
+ * not, and the anchors receive no frames, so timing Wraith under it measured the bench (about 15
+ * points of the throughput ratio on this 2-core machine). `--playwright` times it that way anyway.
+ *
+ * Run: npm run build && node --import tsx bench/terminal-render.ts [--mb 64] [--rounds 2] [--keys 300] [--ctrlc 5] [--playwright]
  * Needs root and openssh-server (the sshd harness), and /usr/bin/chromium.
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -37,13 +44,13 @@ import { loadavg } from 'node:os';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
+import { type Browser, type Page, chromium } from 'playwright-core';
 import { Client, type ClientChannel } from 'ssh2';
 import { WebSocketServer } from 'ws';
 import type { Terminal as XTerm } from '@xterm/xterm';
 import type { Unicode11Addon as XUnicode11 } from '@xterm/addon-unicode11';
 import type { WebglAddon as XWebgl } from '@xterm/addon-webgl';
-import { type TestBrowser, launchBrowser } from '../tests/fixtures/browser.js';
+import { CdpPage, type DetachableChromium, launchDetachableChromium } from './cdp-page.js';
 import { type SshdHandle, startSshd } from '../tests/fixtures/sshd.js';
 import { REPO_ROOT, type WraithServer, startWraithServer } from '../tests/fixtures/wraith-server.js';
 import { ssh2EchoLatencies } from './ssh2-echo.js';
@@ -101,9 +108,14 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let sshd: SshdHandle | undefined;
 let server: WraithServer | undefined;
-let browser: TestBrowser | undefined;
-let xpage: Page | undefined;
+let chrome: DetachableChromium | undefined;
+/** Playwright, connected over CDP while it sets things up and runs the anchors; undefined while disconnected. */
+let pw: Browser | undefined;
+/** Errors the Wraith page logged while Playwright was attached (it hears nothing while disconnected). */
+const pageErrors: string[] = [];
 const ssh2Clients: Client[] = [];
+/** `--playwright`: time Wraith's tab with Playwright attached (its DevTools copies every WebSocket frame). */
+const VIA_PLAYWRIGHT = args.includes('--playwright');
 
 /** tsx (esbuild keepNames) wraps named functions in `__name(...)`; page functions need the helper too. */
 const NAME_SHIM = 'globalThis.__name ??= (f) => f';
@@ -116,6 +128,39 @@ async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<
     clearTimeout(timer);
   }
 }
+
+/**
+ * What the timed parts need of a page. Wraith's tab is timed through a bare CdpPage after
+ * Playwright has disconnected (see cdp-page.ts: Playwright's DevTools instrumentation copies every
+ * WebSocket frame); `--playwright` times it with Playwright attached instead, as before.
+ */
+interface BenchPage {
+  evaluate<A, R>(fn: (arg: A) => R | Promise<R>, arg: A): Promise<R>;
+  type(text: string): Promise<void>;
+  press(key: string): Promise<void>;
+  /** Clicks the first visible element matching a CSS selector. */
+  click(selector: string): Promise<void>;
+  bringToFront(): Promise<unknown>;
+  send<T = unknown>(method: string, params?: Record<string, unknown>): Promise<T>;
+  once<T = unknown>(event: string): Promise<T>;
+}
+
+async function playwrightBenchPage(page: Page): Promise<BenchPage> {
+  const cdp = await page.context().newCDPSession(page);
+  return {
+    // Playwright's own typing unboxes handles in `arg`; the timed parts pass plain JSON.
+    evaluate: <A, R>(fn: (arg: A) => R | Promise<R>, arg: A) => page.evaluate(fn as unknown as (arg: unknown) => R, arg as unknown),
+    type: (text) => page.keyboard.type(text),
+    press: (key) => page.keyboard.press(key),
+    click: (selector) => page.locator(`${selector}:visible`).first().click(),
+    bringToFront: () => page.bringToFront(),
+    send: <T>(method: string, params?: Record<string, unknown>) => cdp.send(method as never, params as never) as Promise<T>,
+    once: <T>(event: string) => new Promise<T>((resolve) => cdp.once(event as never, (p: unknown) => resolve(p as T))),
+  };
+}
+
+/** The visible tab's terminal, for clicks (the hidden tabs' terminals have no size). */
+const TAB_XTERM = '.tab-panel .xterm';
 
 // ---------------------------------------------------------------- set-up through the UI
 async function openSshTab(page: Page, s: SshdHandle): Promise<string> {
@@ -150,7 +195,7 @@ async function openSshTab(page: Page, s: SshdHandle): Promise<string> {
   return id;
 }
 
-async function waitForTail(page: Page, id: string, line: string): Promise<void> {
+async function waitForTail(page: Pick<BenchPage, 'evaluate'>, id: string, line: string): Promise<void> {
   const until = Date.now() + 20_000;
   while (Date.now() < until) {
     const tail = await page.evaluate(([sid, rows]) => window.wraithInspect?.terminals.tail(sid, rows) ?? '', [id, 60] as const);
@@ -172,16 +217,15 @@ interface CpuProfile {
 }
 
 /** Runs `fn` under the CDP sampling profiler of `page` when --profile is given; prints the top self time. */
-async function profiled<T>(page: Page, label: string, fn: () => Promise<T>): Promise<T> {
+async function profiled<T>(cdp: BenchPage, label: string, fn: () => Promise<T>): Promise<T> {
   if (!PROFILE_DIR) return fn();
-  if (process.env.WRAITH_BENCH_TRACE) return traced(page, label, fn);
-  const cdp = await page.context().newCDPSession(page);
+  if (process.env.WRAITH_BENCH_TRACE) return traced(cdp, label, fn);
   await cdp.send('Profiler.enable');
   await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
   await cdp.send('Profiler.start');
   const result = await fn();
-  const { profile } = (await cdp.send('Profiler.stop')) as { profile: CpuProfile };
-  await cdp.detach();
+  const { profile } = await cdp.send<{ profile: CpuProfile }>('Profiler.stop');
+  await cdp.send('Profiler.disable');
   mkdirSync(PROFILE_DIR, { recursive: true });
   writeFileSync(join(PROFILE_DIR, `${label}.cpuprofile`), JSON.stringify(profile));
   const byNode = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -204,24 +248,22 @@ async function profiled<T>(page: Page, label: string, fn: () => Promise<T>): Pro
 }
 
 /** A Chrome trace (devtools.timeline) of `fn`, saved to PROFILE_DIR/label.json for chrome://tracing or analysis. */
-async function traced<T>(page: Page, label: string, fn: () => Promise<T>): Promise<T> {
-  const cdp = await page.context().newCDPSession(page);
+async function traced<T>(cdp: BenchPage, label: string, fn: () => Promise<T>): Promise<T> {
   await cdp.send('Tracing.start', {
     transferMode: 'ReturnAsStream',
     traceConfig: { includedCategories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8.execute', 'blink', 'cc', 'gpu', 'toplevel', 'disabled-by-default-devtools.timeline.frame'] },
   });
   const result = await fn();
-  const done = new Promise<string>((resolve) => cdp.once('Tracing.tracingComplete', (ev) => resolve(ev.stream ?? '')));
+  const done = cdp.once<{ stream?: string }>('Tracing.tracingComplete');
   await cdp.send('Tracing.end');
-  const handle = await done;
+  const handle = (await done).stream ?? '';
   let text = '';
   for (;;) {
-    const chunk = await cdp.send('IO.read', { handle });
+    const chunk = await cdp.send<{ data: string; base64Encoded?: boolean; eof?: boolean }>('IO.read', { handle });
     text += chunk.base64Encoded ? Buffer.from(chunk.data, 'base64').toString('utf8') : chunk.data;
     if (chunk.eof) break;
   }
   await cdp.send('IO.close', { handle });
-  await cdp.detach();
   mkdirSync(PROFILE_DIR ?? '.', { recursive: true });
   writeFileSync(join(PROFILE_DIR ?? '.', `${label}.json`), text);
   return result;
@@ -233,11 +275,10 @@ async function traced<T>(page: Page, label: string, fn: () => Promise<T>): Promi
  * measure who else ran meanwhile (sshd, cat, the host, the browser's network threads); this one
  * is the page's own work.
  */
-async function mainThreadCpu(page: Page): Promise<() => Promise<number>> {
-  const cdp = await page.context().newCDPSession(page);
+async function mainThreadCpu(cdp: BenchPage): Promise<() => Promise<number>> {
   await cdp.send('Performance.enable');
   return async () => {
-    const { metrics } = await cdp.send('Performance.getMetrics');
+    const { metrics } = await cdp.send<{ metrics: { name: string; value: number }[] }>('Performance.getMetrics');
     const v = metrics.find((m) => m.name === 'ThreadTime')?.value;
     return v === undefined ? NaN : v * 1000;
   };
@@ -253,10 +294,10 @@ function processCpuMs(pid: number | undefined): number {
 
 // ---------------------------------------------------------------- 1. throughput
 /** Types the command, arms the in-page clock, presses Enter; resolves with the in-page ms. */
-async function wraithThroughput(page: Page, id: string, file: string, round: number): Promise<{ ms: number; frames: number }> {
+async function wraithThroughput(page: BenchPage, id: string, file: string, round: number): Promise<{ ms: number; frames: number }> {
   await page.bringToFront(); // the other page must not occlude this one (a hidden page does not render)
-  await page.locator('.tab-panel:visible .xterm').click();
-  await page.keyboard.type(`cat ${file}; ${markCommand(round)}`);
+  await page.click(TAB_XTERM);
+  await page.type(`cat ${file}; ${markCommand(round)}`);
   await page.evaluate(
     ([sid, mark]) => {
       const inspect = window.wraithInspect?.terminals;
@@ -291,9 +332,9 @@ async function wraithThroughput(page: Page, id: string, file: string, round: num
     },
     [id, mark(round)] as const,
   );
-  await page.keyboard.press('Enter');
+  await page.press('Enter');
   const r = await withTimeout(
-    page.evaluate(() => window.wraithBench?.done ?? Promise.reject(new Error('bench state missing'))),
+    page.evaluate(() => window.wraithBench?.done ?? Promise.reject(new Error('bench state missing')), null),
     THROUGHPUT_TIMEOUT_MS,
     'Wraith cat',
   );
@@ -477,9 +518,9 @@ function expectedSuffix(i: number): string {
   return s;
 }
 
-async function wraithEcho(page: Page, id: string): Promise<{ parsed: number[]; frame: number[] }> {
-  await page.locator('.tab-panel:visible .xterm').click();
-  await page.keyboard.type('clear; stty -icanon; cat >/dev/null\n');
+async function wraithEcho(page: BenchPage, id: string): Promise<{ parsed: number[]; frame: number[] }> {
+  await page.click(TAB_XTERM);
+  await page.type('clear; stty -icanon; cat >/dev/null\n');
   await sleep(800);
   const parsed: number[] = [];
   const frame: number[] = [];
@@ -508,9 +549,9 @@ async function wraithEcho(page: Page, id: string): Promise<{ parsed: number[]; f
       },
       [id, expectedSuffix(i)] as const,
     );
-    await page.keyboard.press(keyChar(i));
+    await page.press(keyChar(i));
     const r = await withTimeout(
-      page.evaluate(() => window.wraithBench?.done ?? Promise.reject(new Error('bench state missing'))),
+      page.evaluate(() => window.wraithBench?.done ?? Promise.reject(new Error('bench state missing')), null),
       KEY_TIMEOUT_MS,
       `echo of key ${i}`,
     );
@@ -519,23 +560,23 @@ async function wraithEcho(page: Page, id: string): Promise<{ parsed: number[]; f
       frame.push(r.frame);
     }
   }
-  await page.keyboard.press('Control+C');
+  await page.press('Control+C');
   return { parsed: parsed.sort((a, b) => a - b), frame: frame.sort((a, b) => a - b) };
 }
 
 // ---------------------------------------------------------------- 3. Ctrl+C during a flood
-async function setPrompt(page: Page, id: string): Promise<void> {
+async function setPrompt(page: BenchPage, id: string): Promise<void> {
   await page.bringToFront();
-  await page.locator('.tab-panel:visible .xterm').click();
-  await page.keyboard.type(`PS1='__WRAITH''_PS__> '; clear\n`);
+  await page.click(TAB_XTERM);
+  await page.type(`PS1='__WRAITH''_PS__> '; clear\n`);
   await waitForTail(page, id, PROMPT);
 }
 
 /** Runs `command` `reps` times, pressing Ctrl+C after FLOOD_MS; in-page ms from the keydown to the prompt parsed. */
-async function wraithCtrlC(page: Page, id: string, command: string, reps: number): Promise<number[]> {
+async function wraithCtrlC(page: BenchPage, id: string, command: string, reps: number): Promise<number[]> {
   const lat: number[] = [];
   for (let i = 0; i < reps; i++) {
-    await page.keyboard.type(command);
+    await page.type(command);
     await page.evaluate(
       ([sid, prompt]) => {
         const inspect = window.wraithInspect?.terminals;
@@ -564,11 +605,11 @@ async function wraithCtrlC(page: Page, id: string, command: string, reps: number
       },
       [id, PROMPT] as const,
     );
-    await page.keyboard.press('Enter');
+    await page.press('Enter');
     await sleep(FLOOD_MS);
-    await page.keyboard.press('Control+C');
+    await page.press('Control+C');
     const r = await withTimeout(
-      page.evaluate(() => window.wraithBench?.done ?? Promise.reject(new Error('bench state missing'))),
+      page.evaluate(() => window.wraithBench?.done ?? Promise.reject(new Error('bench state missing')), null),
       CTRLC_TIMEOUT_MS,
       `prompt after Ctrl+C ${i}`,
     );
@@ -583,15 +624,27 @@ async function wraithCtrlC(page: Page, id: string, command: string, reps: number
  * The browser's own floor under any web terminal: a one-byte WebSocket echo round trip between a
  * blank page of the same browser and a Node `ws` echo server on loopback (no Wraith at all).
  */
-async function browserWebSocketEcho(b: TestBrowser, count: number): Promise<number[]> {
+async function browserWebSocketEcho(count: number): Promise<number[]> {
   const http = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>ws floor</title>'));
   const wss = new WebSocketServer({ server: http });
   wss.on('connection', (ws) => ws.on('message', (m) => ws.send(m as Buffer, { binary: true })));
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const port = (http.address() as AddressInfo).port;
-  const p = await b.context.newPage();
+  const url = `http://127.0.0.1:${port}/`;
+  // Timed the way the tab is: bare CDP, or Playwright with --playwright.
+  let p: BenchPage;
+  let close: () => Promise<void>;
+  if (VIA_PLAYWRIGHT) {
+    const pp = await connected().contexts()[0]!.newPage();
+    await pp.goto(url);
+    p = await playwrightBenchPage(pp);
+    close = () => pp.close();
+  } else {
+    const cp = await CdpPage.open(requireChrome().httpBase, url);
+    p = cp;
+    close = () => cp.close(true);
+  }
   try {
-    await p.goto(`http://127.0.0.1:${port}/`);
     return await p.evaluate(
       async ([port, count]) => {
         const ws = new WebSocket(`ws://127.0.0.1:${port}/`);
@@ -613,7 +666,7 @@ async function browserWebSocketEcho(b: TestBrowser, count: number): Promise<numb
       [port, count] as const,
     );
   } finally {
-    await p.close();
+    await close();
     wss.close();
     http.close();
   }
@@ -635,20 +688,73 @@ async function ssh2Echo(s: SshdHandle): Promise<number[]> {
   }
 }
 
-/** The fixture's browser; with --dom WebGL is disabled, so the tab uses xterm's DOM renderer. */
-function startBrowser(): Promise<TestBrowser> {
-  return launchBrowser(DOM_ONLY ? { extraArgs: ['--disable-webgl'] } : {});
+function requireChrome(): DetachableChromium {
+  if (!chrome) throw new Error('Chromium is not running');
+  return chrome;
+}
+function connected(): Browser {
+  if (!pw) throw new Error('Playwright is not connected');
+  return pw;
+}
+const isWraith = (url: string) => server !== undefined && url.startsWith(server.url);
+const isBlank = (url: string) => url.startsWith('http://xterm-bench.invalid');
+
+/** Connects Playwright over CDP; the pages it finds are the ones it left. */
+async function connectPlaywright(): Promise<void> {
+  pw = await chromium.connectOverCDP(requireChrome().wsEndpoint);
+  const wraith = pw.contexts()[0]?.pages().find((p) => isWraith(p.url()));
+  wraith?.on('pageerror', (err) => pageErrors.push(err.message));
+  wraith?.on('console', (msg) => {
+    if (msg.type() === 'error') pageErrors.push(msg.text());
+  });
+}
+
+/** The default context's page whose URL passes `match` (Playwright connected). */
+function pwPage(match: (url: string) => boolean): Page {
+  const page = connected().contexts()[0]?.pages().find((p) => match(p.url()));
+  if (!page) throw new Error('page not found after reconnecting Playwright');
+  return page;
+}
+
+/**
+ * Runs a timed part on the Wraith tab: over a bare CDP session with Playwright disconnected (and
+ * reconnected after), or through Playwright with --playwright.
+ */
+async function onWraithTab<T>(fn: (page: BenchPage) => Promise<T>): Promise<T> {
+  if (VIA_PLAYWRIGHT) return fn(await playwrightBenchPage(pwPage(isWraith)));
+  // For a connectOverCDP browser, close() only disconnects: pages and the default context stay.
+  await pw?.close();
+  pw = undefined;
+  const page = await CdpPage.attach(requireChrome().httpBase, isWraith);
+  try {
+    return await fn(page);
+  } finally {
+    await page.close();
+    await connectPlaywright();
+  }
 }
 
 // ---------------------------------------------------------------- main
 try {
-  console.log(`terminal-render bench: ${FILE_MIB} MiB file, ${ROUNDS} rounds, ${KEYS} keys; load average at start ${load()}${DOM_ONLY ? ', --dom (WebGL disabled)' : ''}`);
+  console.log(
+    `terminal-render bench: ${FILE_MIB} MiB file, ${ROUNDS} rounds, ${KEYS} keys; load average at start ${load()}${DOM_ONLY ? ', --dom (WebGL disabled)' : ''}; ` +
+      `Wraith's tab timed ${VIA_PLAYWRIGHT ? 'with Playwright attached (--playwright)' : 'over bare CDP, Playwright disconnected'}`,
+  );
   sshd = await startSshd();
   server = await startWraithServer();
-  browser = await startBrowser();
-  const page = browser.page;
-  await page.addInitScript(NAME_SHIM);
-  await page.goto(server.openUrl);
+  // With --dom WebGL is disabled, so the tab uses xterm's DOM renderer.
+  chrome = await launchDetachableChromium(DOM_ONLY ? ['--disable-webgl'] : []);
+  await connectPlaywright();
+  const context = connected().contexts()[0];
+  if (!context) throw new Error('Chromium has no default context');
+  {
+    const page = context.pages()[0] ?? (await context.newPage());
+    await page.addInitScript(NAME_SHIM);
+    await page.evaluate(NAME_SHIM);
+    page.on('pageerror', (err) => pageErrors.push(err.message));
+    await page.goto(server.openUrl);
+  }
+  let page = pwPage(isWraith);
   await page.getByText('Host: connected').waitFor();
   const id = await openSshTab(page, sshd);
 
@@ -664,35 +770,42 @@ try {
   if (!info) throw new Error('wraithInspect.info gave nothing: is the renderer built with the bench hook (npm run build)?');
   console.log(`Wraith tab: ${info.cols}x${info.rows}, scrollback ${info.scrollback}, convertEol ${info.convertEol}, renderer ${renderer}`);
   const shape = { ...info, webgl: renderer === 'webgl' };
-  const xp = await browser.context.newPage();
-  xpage = xp;
-  await xp.addInitScript(NAME_SHIM);
-  await mountBenchXterm(xp, 'http://xterm-bench.invalid', 'blank', shape, crlf);
+  {
+    const xp = await context.newPage();
+    await xp.addInitScript(NAME_SHIM);
+    await mountBenchXterm(xp, 'http://xterm-bench.invalid', 'blank', shape, crlf);
+  }
 
   console.log('\n1. SSH output throughput (cat of the file over loopback)');
-  const pageCpu = await mainThreadCpu(page);
   const res = { ssh: [] as number[], sshNet: [] as number[], wraith: [] as number[], xterm: [] as number[], inTab: [] as number[], cpuRatio: [] as number[] };
   for (let r = 1; r <= ROUNDS; r++) {
     const setup = Math.min(await opensshRun(sshd, 'true'), await opensshRun(sshd, 'true'), await opensshRun(sshd, 'true'));
     const o = await opensshRun(sshd, `cat ${file}`);
     res.ssh.push(lf.byteLength / o);
     res.sshNet.push(lf.byteLength / (o - setup));
-    const cpu0 = processCpuMs(server.process.pid);
-    const main0 = await pageCpu();
-    const wr = await profiled(page, `wraith-${r}`, () => wraithThroughput(page, id, file, r));
-    const wraithMainCpu = (await pageCpu()) - main0;
-    const hostCpu = processCpuMs(server.process.pid) - cpu0;
+    const host = server;
+    const { wr, wraithMainCpu, hostCpu } = await onWraithTab(async (tab) => {
+      const pageCpu = await mainThreadCpu(tab);
+      const cpu0 = processCpuMs(host.process.pid);
+      const main0 = await pageCpu();
+      const wr = await profiled(tab, `wraith-${r}`, () => wraithThroughput(tab, id, file, r));
+      return { wr, wraithMainCpu: (await pageCpu()) - main0, hostCpu: processCpuMs(host.process.pid) - cpu0 };
+    });
     const w = wr.ms;
     res.wraith.push(crlf.byteLength / w);
     // The issue's anchor: the same bytes written straight into xterm.js in the same page.
+    page = pwPage(isWraith);
+    const tabPw = await playwrightBenchPage(page);
     await mountBenchXterm(page, new URL(server.openUrl).origin, 'tab', shape, crlf);
-    const tab0 = await pageCpu();
-    const tr = await profiled(page, `in-tab-${r}`, () => xtermOnly(page, CHUNK));
-    const inTabMainCpu = (await pageCpu()) - tab0;
+    const tabCpu = await mainThreadCpu(tabPw);
+    const tab0 = await tabCpu();
+    const tr = await profiled(tabPw, `in-tab-${r}`, () => xtermOnly(page, CHUNK));
+    const inTabMainCpu = (await tabCpu()) - tab0;
     res.cpuRatio.push(inTabMainCpu / wraithMainCpu);
     await unmountBenchXterm(page);
     res.inTab.push(crlf.byteLength / tr.ms);
-    const xr = await profiled(xp, `xterm-${r}`, () => xtermOnly(xp, CHUNK));
+    const xp = pwPage(isBlank);
+    const xr = await profiled(await playwrightBenchPage(xp), `xterm-${r}`, () => xtermOnly(xp, CHUNK));
     const x = xr.ms;
     res.xterm.push(crlf.byteLength / x);
     console.log(
@@ -716,34 +829,39 @@ try {
   const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor((v.length - 1) / 2)] ?? NaN;
   console.log(`  the page's own main-thread CPU for the bytes, xterm-only / Wraith (median round): ${(median(res.cpuRatio) * 100).toFixed(0)}%  (what the tab costs the page beyond xterm.js itself)`);
   const canvases = (p: Page, sel: string) => p.$$eval(sel, (els) => els.map((c) => (c instanceof HTMLCanvasElement ? `${c.width}x${c.height}` : '?')).join(','));
-  console.log(`  canvases after the runs: Wraith tab ${await canvases(page, '.tab-panel:visible .xterm-screen canvas')}, xterm-only page ${await canvases(xp, '.xterm-screen canvas')}; tab renderer now ${await page.locator('.tab-panel:visible .terminal-pane').getAttribute('data-renderer')}`);
-  await xp.close();
-  xpage = undefined;
+  console.log(`  canvases after the runs: Wraith tab ${await canvases(page, '.tab-panel:visible .xterm-screen canvas')}, xterm-only page ${await canvases(pwPage(isBlank), '.xterm-screen canvas')}; tab renderer now ${await page.locator('.tab-panel:visible .terminal-pane').getAttribute('data-renderer')}`);
+  await pwPage(isBlank).close();
 
   console.log(`\n2. Keystroke echo latency (${KEYS} keys after ${WARMUP_KEYS} warm-up, remote tty echo under stty -icanon; cat)`);
   const e2 = await ssh2Echo(sshd);
-  await page.bringToFront();
-  const ew = await profiled(page, 'echo', () => wraithEcho(page, id));
+  const { ew, floor } = await onWraithTab(async (tab) => {
+    await tab.bringToFront();
+    const ew = await profiled(tab, 'echo', () => wraithEcho(tab, id));
+    const floor = (await browserWebSocketEcho(KEYS)).sort((a, b) => a - b);
+    return { ew, floor };
+  });
   console.log(`  ssh2 alone (Node, write → echo data)       : p50 ${ms3(pct(e2, 50))}  p99 ${ms3(pct(e2, 99))}`);
   console.log(`  Wraith tab (keydown → echo parsed by xterm): p50 ${ms3(pct(ew.parsed, 50))}  p99 ${ms3(pct(ew.parsed, 99))}  added p50 ${ms3(pct(ew.parsed, 50) - pct(e2, 50))}, p99 ${ms3(pct(ew.parsed, 99) - pct(e2, 99))} (target ≤ 3 ms at p99)`);
   console.log(`  Wraith tab (keydown → next frame after)    : p50 ${ms3(pct(ew.frame, 50))}  p99 ${ms3(pct(ew.frame, 99))}`);
-  const floor = (await browserWebSocketEcho(browser, KEYS)).sort((a, b) => a - b);
   console.log(`  the browser's floor: WebSocket echo page ↔ Node ws, no Wraith: p50 ${ms3(pct(floor, 50))}  p99 ${ms3(pct(floor, 99))} (part of "added" for any web terminal)`);
 
   console.log(`\n3. Ctrl+C stop latency (yes wraith-flood for ${FLOOD_MS} ms, keydown → next prompt parsed by xterm, ${CTRLC_REPS} reps)`);
-  await setPrompt(page, id);
-  const idle = await wraithCtrlC(page, id, 'sleep 60', 3);
-  const cc = await wraithCtrlC(page, id, 'yes wraith-flood', CTRLC_REPS);
-  await page.keyboard.type('clear\n');
+  const { idle, cc } = await onWraithTab(async (tab) => {
+    await setPrompt(tab, id);
+    const idle = await wraithCtrlC(tab, id, 'sleep 60', 3);
+    const cc = await wraithCtrlC(tab, id, 'yes wraith-flood', CTRLC_REPS);
+    await tab.type('clear\n');
+    return { idle, cc };
+  });
   console.log(`  anchor, no flood (sleep 60): p50 ${ms3(pct(idle, 50))}  max ${ms3(idle[idle.length - 1] ?? NaN)}`);
   console.log(`  Wraith tab, yes flood      : p50 ${ms3(pct(cc, 50))}  max ${ms3(cc[cc.length - 1] ?? NaN)}`);
-  const errors = browser.pageErrors.filter((e) => !/WebSocket connection to .* failed/.test(e));
+  const errors = pageErrors.filter((e) => !/WebSocket connection to .* failed/.test(e));
   if (errors.length) console.log(`page errors: ${errors.join(' | ')}`);
   console.log(`\nload average at end ${load()}`);
 } finally {
   for (const c of ssh2Clients) c.destroy();
-  await xpage?.close().catch(() => undefined);
-  await browser?.close();
+  await pw?.close().catch(() => undefined);
+  await chrome?.close();
   await server?.stop();
   await sshd?.stop();
 }
