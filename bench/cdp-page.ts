@@ -74,7 +74,8 @@ async function launchOnce(extraArgs: string[], windowSize: { width: number; heig
       ...extraArgs,
       'about:blank',
     ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
+    // Its own process group, so closing ends the helpers (zygote, GPU, network) with it.
+    { stdio: ['ignore', 'ignore', 'pipe'], detached: true },
   );
   const wsEndpoint = await new Promise<string>((resolve, reject) => {
     let err = '';
@@ -97,13 +98,21 @@ async function launchOnce(extraArgs: string[], windowSize: { width: number; heig
     wsEndpoint,
     httpBase,
     async close() {
-      if (proc.exitCode === null) {
-        const gone = new Promise((r) => proc.once('exit', r));
-        proc.kill('SIGTERM');
-        await Promise.race([gone, new Promise((r) => setTimeout(r, 5000))]);
-        if (proc.exitCode === null) proc.kill('SIGKILL');
+      const group = -(proc.pid ?? 0);
+      const alive = () => {
+        try {
+          process.kill(group, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      if (proc.pid && alive()) {
+        process.kill(group, 'SIGTERM');
+        for (let i = 0; i < 50 && alive(); i++) await new Promise((r) => setTimeout(r, 100));
+        if (alive()) process.kill(group, 'SIGKILL');
+        for (let i = 0; i < 20 && alive(); i++) await new Promise((r) => setTimeout(r, 100));
       }
-      // Chromium's helper processes may still be writing to the profile for a moment.
       rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     },
   };

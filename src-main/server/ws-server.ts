@@ -7,7 +7,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { MAX_FRAME_BYTES, type ServerMessage } from '../common/protocol.js';
 import type { App } from '../node/app.js';
 import { openConnection } from '../node/connection.js';
-import { decodeFrame, encodeFrame } from './codec.js';
+import { decodeFrame, encodeBytesEvent, encodeFrame } from './codec.js';
 
 export interface ServeOptions {
   app: App;
@@ -182,7 +182,7 @@ function serveSocket(app: App, ws: WebSocket, origin: 'ui' | 'cli'): void {
   const connection = openConnection(app, origin, (m: ServerMessage) => {
     if (ws.readyState !== WebSocket.OPEN) return;
     if (m.t === 'event' && STREAM_EVENTS.has(m.name) && ws.bufferedAmount > STREAM_HIGH_WATER_BYTES) return;
-    ws.send(encodeFrame(m), { binary: true });
+    ws.send(m.t === 'event' && m.name === 'terminal.data' ? encodeBytesEvent(m.name, m.payload as { data: Uint8Array }) : encodeFrame(m), { binary: true });
   });
   const refuseFrame = (message: string) =>
     ws.send(encodeFrame({ t: 'error', id: null, error: { code: 'EBADARGS', message } } satisfies ServerMessage));

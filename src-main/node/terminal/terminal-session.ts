@@ -1,5 +1,6 @@
 import type { SessionInfo } from '../../common/contract/sessions.js';
 import { WraithError } from '../../common/errors.js';
+import { allocFramed } from '../frame-headroom.js';
 import type { EventBus } from '../router.js';
 import type { SessionHandle } from '../sessions/session-registry.js';
 import { Osc7Tracker } from './osc7.js';
@@ -182,8 +183,14 @@ export abstract class TerminalSession implements SessionHandle {
       this.flushScheduled = null;
     }
     if (this.pendingBytes === 0) return;
-    // Always a fresh buffer: sources hand out slices of pooled memory that must not travel.
-    const data = Buffer.concat(this.pending, this.pendingBytes);
+    // Always a fresh buffer: sources hand out slices of pooled memory that must not travel. It
+    // has room in front for the WebSocket frame header (frame-headroom.ts).
+    const data = allocFramed(this.pendingBytes);
+    let at = 0;
+    for (const chunk of this.pending) {
+      data.set(chunk, at);
+      at += chunk.length;
+    }
     this.pending = [];
     this.pendingBytes = 0;
     this.unacked += data.length;
