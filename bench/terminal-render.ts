@@ -859,9 +859,11 @@ try {
   if (errors.length) console.log(`page errors: ${errors.join(' | ')}`);
   console.log(`\nload average at end ${load()}`);
 } finally {
+  // Each step on its own: one failing must not leave a host, an sshd or a browser behind.
   for (const c of ssh2Clients) c.destroy();
-  await pw?.close().catch(() => undefined);
-  await chrome?.close();
-  await server?.stop();
-  await sshd?.stop();
+  const report = (err: unknown) => console.error(`cleanup: ${err instanceof Error ? err.message : String(err)}`);
+  await pw?.close().catch(report);
+  await chrome?.close().catch(report);
+  await server?.stop().catch(report);
+  await sshd?.stop().catch(report);
 }
