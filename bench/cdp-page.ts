@@ -36,9 +36,9 @@ export interface DetachableChromium {
  * throttling of timers or renderers); the first page gets the fixture's viewport.
  */
 export async function launchDetachableChromium(extraArgs: string[] = [], viewport = { width: 1400, height: 860 }): Promise<DetachableChromium> {
-  // Headless Chromium takes window decorations out of --window-size, and not by a fixed amount
-  // (1400x860 gave the page 1400x717, 1400x1003 gave 1400x916): start again with the difference
-  // added until the page gets `viewport`, as Playwright's viewport option gave the tab before.
+  // Headless Chromium takes window decorations out of --window-size (1400x860 gave the page
+  // 1400x717): start again with the difference added until the page gets `viewport`, as
+  // Playwright's viewport option gave the tab before.
   let window = viewport;
   for (let attempt = 0; attempt < 4; attempt++) {
     const chrome = await launchOnce(extraArgs, window);
@@ -118,11 +118,18 @@ async function launchOnce(extraArgs: string[], windowSize: { width: number; heig
   };
 }
 
-/** The first page's inner size. */
+/** The first page's inner size once it holds still (just after start it can read 56 px more). */
 async function firstPageSize(httpBase: string): Promise<{ w: number; h: number }> {
   const page = await CdpPage.attach(httpBase, () => true);
   try {
-    return await page.evaluate(() => ({ w: innerWidth, h: innerHeight }), null);
+    let last = '';
+    for (let i = 0; i < 20; i++) {
+      const size = await page.evaluate(() => ({ w: innerWidth, h: innerHeight }), null);
+      if (JSON.stringify(size) === last) return size;
+      last = JSON.stringify(size);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    throw new Error(`Chromium's page size kept changing (last ${last})`);
   } finally {
     await page.close();
   }

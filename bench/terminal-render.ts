@@ -768,7 +768,8 @@ try {
   const info = await page.evaluate((sid) => window.wraithInspect?.terminals.info(sid) ?? null, id);
   const renderer = await page.locator('.tab-panel:visible .terminal-pane').getAttribute('data-renderer');
   if (!info) throw new Error('wraithInspect.info gave nothing: is the renderer built with the bench hook (npm run build)?');
-  console.log(`Wraith tab: ${info.cols}x${info.rows}, scrollback ${info.scrollback}, convertEol ${info.convertEol}, renderer ${renderer}`);
+  const viewport = await page.evaluate(() => `${innerWidth}x${innerHeight}`);
+  console.log(`Wraith tab: ${info.cols}x${info.rows}, scrollback ${info.scrollback}, convertEol ${info.convertEol}, renderer ${renderer}; page ${viewport}`);
   const shape = { ...info, webgl: renderer === 'webgl' };
   {
     const xp = await context.newPage();
