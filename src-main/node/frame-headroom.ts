@@ -4,8 +4,8 @@
  * Under an output flood the host allocated four buffers per 64 KiB of terminal output: the
  * socket read and the decrypted packet inside ssh2, the batch (TerminalSession.flush), and the
  * MessagePack frame that copied the batch once more. Backing stores count as external memory,
- * and V8 answered with a full mark-compact every ~150 ms (about a third of the host's CPU in a
- * 64 MiB `cat`). A batch made here has FRAME_HEADROOM spare bytes before it, so the WebSocket
+ * and V8 answered with a full mark-compact every ~150 ms with a heap of 20 MB. A batch made here
+ * has FRAME_HEADROOM spare bytes before it, so the WebSocket
  * server can write its frame header there and send one view of the same memory (see
  * src-main/server/codec.ts): no copy, no fourth buffer.
  *
