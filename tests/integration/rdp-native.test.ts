@@ -386,6 +386,34 @@ describe.skipIf(!runnable)('RDP addon against freerdp-shadow-cli (TLS, no auth)'
     await waitFor('resize back', () => sizes.some((z) => z.width === 1024));
   });
 
+  it('resizing over and over while the screen repaints neither crashes nor stops the frames', async () => {
+    // A server resize reaches the addon on two threads (reactivation, and the graphics pipeline's
+    // ResetGraphics); before the resize took FreeRDP's update lock, one freed the framebuffer
+    // while the other painted into it, and the process aborted within ~40 resizes.
+    const { s, frames } = await connected();
+    const sizes: Array<{ width: number; height: number }> = [];
+    s.on('resize', (r) => sizes.push(r));
+    let painting = true;
+    const painter = (async () => {
+      for (let i = 0; painting; i++) await srv.x('xsetroot', ['-solid', ['#336699', '#993366', '#669933'][i % 3] ?? '#000000']).catch(() => undefined);
+    })();
+    try {
+      for (let i = 0; i < 30; i++) {
+        await srv.x('xrandr', ['--fb', i % 2 ? '1024x768' : '800x600']).catch(() => undefined);
+        await new Promise((r) => setTimeout(r, 150 + (i % 4) * 50));
+      }
+    } finally {
+      painting = false;
+      await painter;
+      await srv.x('xrandr', ['--fb', '1024x768']).catch(() => undefined);
+    }
+    await waitFor('back at 1024x768', () => s.width === 1024 && s.height === 768);
+    expect(sizes.length).toBeGreaterThanOrEqual(10);
+    const before = frames.length;
+    await srv.x('xsetroot', ['-solid', '#000000']);
+    await waitFor('frames after the resizes', () => frames.length > before);
+  });
+
   it('maps refused connections and unknown hosts to EIO with plain messages', async () => {
     const refused = (await new RdpSession({ host: '127.0.0.1', port: 1, security: 'tls' })
       .connect()

@@ -470,15 +470,40 @@ BOOL CbEndPaint(rdpContext* ctx) {
   return TRUE;
 }
 
+// The update lock: FreeRDP holds it while anything paints into the primary buffer, on the
+// connection thread (legacy updates) and on the rdpgfx thread (update_begin_paint at EndFrame).
+void LockUpdate(rdpUpdate* update) {
+#if WR_FRDP3
+  rdp_update_lock(update);
+#else
+  EnterCriticalSection(&update->mux);
+#endif
+}
+
+void UnlockUpdate(rdpUpdate* update) {
+#if WR_FRDP3
+  rdp_update_unlock(update);
+#else
+  LeaveCriticalSection(&update->mux);
+#endif
+}
+
+// A server resize arrives on two threads: the connection thread (deactivate/reactivate) and,
+// with the graphics pipeline, the rdpgfx thread (ResetGraphics). gdi_resize frees and
+// reallocates the primary buffer, so without the update lock one thread freed it while the other
+// painted into it ("double free or corruption" within 40 resizes under repaints; the CI run that
+// crashed in the resize test). The lock is recursive, and taking it after rdpgfx's own lock is
+// the order FreeRDP uses itself.
 BOOL CbDesktopResize(rdpContext* ctx) {
   rdpGdi* gdi = ctx->gdi;
   rdpSettings* settings = ctx->settings;
-  if (!gdi) return FALSE;
-  if (!gdi_resize(gdi, freerdp_settings_get_uint32(settings, FreeRDP_DesktopWidth),
-                  freerdp_settings_get_uint32(settings, FreeRDP_DesktopHeight)))
-    return FALSE;
-  ResetBackBuffer(SessionOf(ctx), gdi);
-  return TRUE;
+  if (!gdi || !ctx->update) return FALSE;
+  LockUpdate(ctx->update);
+  const BOOL ok = gdi_resize(gdi, freerdp_settings_get_uint32(settings, FreeRDP_DesktopWidth),
+                             freerdp_settings_get_uint32(settings, FreeRDP_DesktopHeight));
+  if (ok) ResetBackBuffer(SessionOf(ctx), gdi);
+  UnlockUpdate(ctx->update);
+  return ok;
 }
 
 #if WR_FRDP3
