@@ -29,6 +29,19 @@ async function activeSessionId(scope = page.locator('.tab-panel:visible')): Prom
   return id;
 }
 
+/**
+ * The on-screen box of the visible tab's row that reads exactly `line`. xterm's buffer has a line a
+ * frame before the DOM renderer paints it, so this waits for the painted row.
+ */
+async function renderedRow(line: string): Promise<{ x: number; y: number; width: number; height: number }> {
+  const rows = page.locator('.tab-panel:visible .xterm-rows > div');
+  const index = async () => (await rows.allInnerTexts()).findIndex((t) => t.trimEnd() === line);
+  await expect.poll(index, { timeout: 10_000 }).toBeGreaterThanOrEqual(0);
+  const box = await rows.nth(await index()).boundingBox();
+  if (!box) throw new Error(`the row "${line}" has no box`);
+  return box;
+}
+
 /** Lines of output that are exactly `line` (the echoed command line does not count). */
 async function waitForLine(sessionId: string, line: string): Promise<string> {
   try {
@@ -291,12 +304,7 @@ describe('terminals in browser mode', () => {
     await waitForLine(id, 'select-42-me');
     const selectOutputLine = async () => {
       // a double click selects the word under the pointer: find the output row on screen
-      const rows = page.locator('.tab-panel:visible .xterm-rows > div');
-      const texts = await rows.allInnerTexts();
-      const row = texts.findIndex((t) => t.trimEnd() === 'select-42-me');
-      expect(row).toBeGreaterThanOrEqual(0);
-      const box = await rows.nth(row).boundingBox();
-      if (!box) throw new Error('the output row has no box');
+      const box = await renderedRow('select-42-me');
       await page.mouse.dblclick(box.x + 4, box.y + box.height / 2);
     };
     await page.evaluate(() => navigator.clipboard.writeText('before'));
@@ -319,11 +327,7 @@ describe('terminals in browser mode', () => {
     await page.locator('.tab-panel:visible .xterm').click();
     await page.keyboard.type('clear; echo https://wraith-link.invalid/docs?q=$((6*7))\n');
     await waitForLine(id, 'https://wraith-link.invalid/docs?q=42');
-    const rows = page.locator('.tab-panel:visible .xterm-rows > div');
-    const row = (await rows.allInnerTexts()).findIndex((t) => t.trimEnd() === 'https://wraith-link.invalid/docs?q=42');
-    expect(row).toBeGreaterThanOrEqual(0);
-    const box = await rows.nth(row).boundingBox();
-    if (!box) throw new Error('the link row has no box');
+    const box = await renderedRow('https://wraith-link.invalid/docs?q=42');
     const popup = browser.context.waitForEvent('page', { timeout: 10_000 });
     // the link addon underlines on hover and opens on click
     await page.mouse.move(box.x + 30, box.y + box.height / 2);
