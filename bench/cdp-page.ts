@@ -142,8 +142,6 @@ interface TargetInfo {
   webSocketDebuggerUrl: string;
 }
 
-type KeyName = 'Enter' | 'Control+C' | string;
-
 /** One DevTools session on one page target: evaluate, input, and whatever domain a caller sends. */
 export class CdpPage {
   private nextId = 1;
@@ -261,7 +259,7 @@ export class CdpPage {
   }
 
   /** A key press the way Playwright sends it: Enter, Control+C, or one lower-case letter. */
-  async press(key: KeyName): Promise<void> {
+  async press(key: string): Promise<void> {
     if (key === 'Enter') {
       const k = { key: 'Enter', code: 'Enter', windowsVirtualKeyCode: 13 };
       await this.send('Input.dispatchKeyEvent', { type: 'keyDown', ...k, text: '\r', unmodifiedText: '\r' });

@@ -703,8 +703,12 @@ const isBlank = (url: string) => url.startsWith('http://xterm-bench.invalid');
 async function connectPlaywright(): Promise<void> {
   pw = await chromium.connectOverCDP(requireChrome().wsEndpoint);
   const wraith = pw.contexts()[0]?.pages().find((p) => isWraith(p.url()));
-  wraith?.on('pageerror', (err) => pageErrors.push(err.message));
-  wraith?.on('console', (msg) => {
+  if (wraith) collectErrors(wraith);
+}
+
+function collectErrors(page: Page): void {
+  page.on('pageerror', (err) => pageErrors.push(err.message));
+  page.on('console', (msg) => {
     if (msg.type() === 'error') pageErrors.push(msg.text());
   });
 }
@@ -750,8 +754,7 @@ try {
   {
     const page = context.pages()[0] ?? (await context.newPage());
     await page.addInitScript(NAME_SHIM);
-    await page.evaluate(NAME_SHIM);
-    page.on('pageerror', (err) => pageErrors.push(err.message));
+    collectErrors(page);
     await page.goto(server.openUrl);
   }
   let page = pwPage(isWraith);
