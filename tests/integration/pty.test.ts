@@ -140,9 +140,11 @@ test('flow control pauses a PTY running yes; acks resume it; Ctrl+C stops it', a
 });
 
 test('a shell that exits while its output is paused still delivers every byte it wrote', async () => {
-  // Small watermarks so the pause comes early and the rest (about 12 KB) fits in the kernel's pty
-  // buffer: the shell finishes writing and exits while nothing reads. node-pty then closes the
-  // terminal after 200 ms and, left alone, throws the unread bytes away (see drain-on-exit.ts).
+  // A view attaches and never acks. The first 9,000 bytes pass the (small) high watermark, so the
+  // output is paused before the rest is written; the shell then writes 6,000 more bytes, which
+  // fit in the kernel's pty buffer and the socket's, and exits while nothing reads. node-pty
+  // closes the terminal 200 ms later and, left alone, throws the unread bytes away
+  // (see drain-on-exit.ts).
   const dir = mkdtempSync(join(tmpdir(), 'wraith-pty-drain-'));
   const small = new App({ dataDir: dir, host: 'in-process', terminal: { flow: { highWatermark: 8 * 1024, lowWatermark: 4 * 1024, batchBytes: 1024 } } });
   const c = connectInProcess(small);
@@ -155,16 +157,18 @@ test('a shell that exits while its output is paused still delivers every byte it
     await until('prompt', async () => /[$#] $/.test((await c.call('terminal.read', { sessionId, stripAnsi: true })).text));
     const exits: EventPayload<'terminal.exit'>[] = [];
     c.on('terminal.exit', (e) => exits.push(e));
-    await c.call('terminal.ack', { sessionId, bytes: 0 }); // a view attaches, and then never acks
-    await c.call('terminal.write', { sessionId, data: "head -c 20000 /dev/zero | tr '\\0' x; echo; echo tail-$((6*7)); exit 3\n" });
-    let sawPause = false;
-    await until('exit', () => {
-      sawPause ||= session.flow.paused;
-      return exits.find((e) => e.sessionId === sessionId);
+    await c.call('terminal.ack', { sessionId, bytes: 0 });
+    await c.call('terminal.write', {
+      sessionId,
+      data: "head -c 9000 /dev/zero | tr '\\0' y; sleep 0.5; head -c 6000 /dev/zero | tr '\\0' x; echo; echo tail-$((6*7)); exit 3\n",
     });
-    expect(sawPause).toBe(true);
+    // The sleep holds the pause long enough to be seen; nothing acks, so it lasts until the exit.
+    await until('paused', () => session.flow.paused);
+    await until('exit', () => exits.find((e) => e.sessionId === sessionId));
     const { text } = await c.call('terminal.read', { sessionId, sinceSeq: 0, stripAnsi: true, maxBytes: 1024 * 1024 });
-    expect(Math.max(...(text.match(/x+/g) ?? []).map((run) => run.length))).toBe(20000);
+    const longest = (ch: string) => Math.max(0, ...(text.match(new RegExp(`${ch}+`, 'g')) ?? []).map((run) => run.length));
+    expect(longest('y')).toBe(9000);
+    expect(longest('x')).toBe(6000);
     expect(text).toMatch(/^tail-42$/m);
   } finally {
     c.close();
