@@ -41,10 +41,12 @@ afterAll(async () => {
 
 describe('the Wraith window in browser mode', () => {
   it('opens with honest empty states and the host connected', async () => {
-    await expect(page.getByRole('status').filter({ hasText: 'Host: connected' }).count()).resolves.toBe(1);
-    expect(await tree().innerText()).toContain('No saved connections yet.');
-    expect(await page.locator('.status-bar').innerText()).toContain('Vault: not set up');
-    expect(await page.locator('.status-bar').innerText()).toContain('Sessions: 0');
+    // Each panel loads on its own after the socket opens ("Loading…" first), so wait for each
+    // state to appear rather than reading the text once.
+    await page.getByRole('status').filter({ hasText: 'Host: connected' }).waitFor();
+    await tree().getByText('No saved connections yet.').waitFor();
+    await page.locator('.status-bar').getByText('Vault: not set up').waitFor();
+    await page.locator('.status-bar').getByText('Sessions: 0').waitFor();
   });
 
   it('creates a group and a connection in it through the UI', async () => {
@@ -154,7 +156,7 @@ describe('the Wraith window in browser mode', () => {
     await dialog.locator('input[name=master-password]').fill('short');
     await dialog.locator('input[name=master-password-confirm]').fill('short');
     await dialog.getByRole('button', { name: 'Set master password' }).click();
-    expect(await dialog.getByRole('alert').innerText()).toBe('Use at least 8 characters.');
+    await expect.poll(() => dialog.getByRole('alert').innerText()).toBe('Use at least 8 characters.');
     await dialog.locator('input[name=master-password]').fill('correct horse battery');
     await dialog.locator('input[name=master-password-confirm]').fill('correct horse battery');
     await dialog.getByRole('button', { name: 'Set master password' }).click();

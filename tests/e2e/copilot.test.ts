@@ -107,7 +107,7 @@ describe('the XO panel', () => {
     const last = panel.locator('.msg.xo').last();
     await last.locator('strong', { hasText: 'in the terminal' }).waitFor();
     expect(await last.locator('button.copy-code').count()).toBe(1);
-    expect(await panel.getByTestId('xo-tokens').innerText()).toMatch(/\d/);
+    await expect.poll(() => panel.getByTestId('xo-tokens').innerText()).toMatch(/\d/);
     expect(browser.pageErrors).toEqual([]);
   });
 

@@ -90,7 +90,7 @@ describe('the SFTP panel of an SSH tab', () => {
     await ask.getByRole('button', { name: 'Create' }).click();
     await row(folder).locator('.entry-name').dblclick();
     await expect.poll(() => panel().getAttribute('data-path')).toBe(remote());
-    expect(await panel().locator('.sftp-empty').innerText()).toContain('This folder is empty');
+    await expect.poll(() => panel().locator('.sftp-empty').innerText()).toContain('This folder is empty');
     await shot('wraith-sftp-empty');
     expect(statSync(remote()).isDirectory()).toBe(true);
   });
@@ -100,10 +100,10 @@ describe('the SFTP panel of an SSH tab', () => {
     await row('random.bin').waitFor({ timeout: 20_000 });
     const transfer = panel().locator('.transfer').filter({ hasText: 'random.bin' });
     await expect.poll(() => transfer.getAttribute('data-state'), { timeout: 20_000 }).toBe('done');
-    expect(await transfer.innerText()).toContain('Uploaded 3.5 MB');
+    await expect.poll(() => transfer.innerText()).toContain('Uploaded 3.5 MB');
     expect(sha256(readFileSync(remote('random.bin')))).toBe(sha256(payload));
     expect(readdirSync(remote()).filter((n) => n.includes('wraith-part'))).toEqual([]);
-    expect(await row('random.bin').locator('.col-size').innerText()).toBe('3.5 MB');
+    await expect.poll(() => row('random.bin').locator('.col-size').innerText()).toBe('3.5 MB');
   });
 
   it('uploads a file dropped on the panel, showing where it will go while dragging', async () => {
@@ -185,7 +185,7 @@ describe('the SFTP panel of an SSH tab', () => {
     await expect.poll(() => text.inputValue()).toBe('hello\n');
     await text.press('Control+End');
     await text.pressSequentially('edited in wraith\n');
-    expect(await editor.innerText()).toContain('modified');
+    await expect.poll(() => editor.innerText()).toContain('modified');
     await shot('wraith-sftp-editor');
     await text.press('Control+s');
     await expect.poll(() => readFileSync(remote('notes.txt'), 'utf8')).toBe('hello\nedited in wraith\n');

@@ -71,7 +71,7 @@ describe('terminals in browser mode', () => {
     // The vault is not set up yet: the host answers ELOCKED and the UI asks for a master password.
     await createSshConnectionInUi(page, { name: 'test sshd', host: sshd.host, port: sshd.port, ...sshd.users.password });
     await page.getByRole('treeitem', { name: /^test sshd, SSH/ }).waitFor();
-    expect(await page.locator('.status-bar').innerText()).toContain('Vault: unlocked');
+    await expect.poll(() => page.locator('.status-bar').innerText()).toContain('Vault: unlocked');
   });
 
   it('opens it, shows the unknown host key, trusts it and runs echo hello', async () => {
@@ -86,7 +86,7 @@ describe('terminals in browser mode', () => {
     await page.locator('.tab-panel:visible .xterm').click();
     await page.keyboard.type('echo hello\n');
     await waitForLine(id, 'hello');
-    expect(await page.locator('.status-bar').innerText()).toContain('Sessions: 1');
+    await expect.poll(() => page.locator('.status-bar').innerText()).toContain('Sessions: 1');
   });
 
   it('finds text with Ctrl+Shift+F and closes the search with Escape', async () => {
