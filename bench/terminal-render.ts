@@ -66,6 +66,8 @@ const FILE_MIB = arg('mb', 64);
 const DOM_ONLY = args.includes('--dom');
 const ROUNDS = arg('rounds', 2);
 const KEYS = arg('keys', 300);
+/** `--skip-throughput`: figures 2 and 3 only (the throughput runs take minutes and heat the machine). */
+const SKIP_THROUGHPUT = args.includes('--skip-throughput');
 /** `--ctrlc N`: Ctrl+C stop-latency repetitions (figure 3). */
 const CTRLC_REPS = arg('ctrlc', 5);
 const FLOOD_MS = 2_000;
@@ -780,9 +782,9 @@ try {
     await mountBenchXterm(xp, 'http://xterm-bench.invalid', 'blank', shape, crlf);
   }
 
-  console.log('\n1. SSH output throughput (cat of the file over loopback)');
+  console.log(SKIP_THROUGHPUT ? '\n1. SSH output throughput: skipped (--skip-throughput)' : '\n1. SSH output throughput (cat of the file over loopback)');
   const res = { ssh: [] as number[], sshNet: [] as number[], wraith: [] as number[], xterm: [] as number[], inTab: [] as number[], cpuRatio: [] as number[] };
-  for (let r = 1; r <= ROUNDS; r++) {
+  for (let r = 1; r <= (SKIP_THROUGHPUT ? 0 : ROUNDS); r++) {
     const setup = Math.min(await opensshRun(sshd, 'true'), await opensshRun(sshd, 'true'), await opensshRun(sshd, 'true'));
     const o = await opensshRun(sshd, `cat ${file}`);
     res.ssh.push(lf.byteLength / o);
@@ -825,15 +827,17 @@ try {
         `xterm.js only in the same window ${inTabMainCpu.toFixed(0)} ms (${((inTabMainCpu / tr.ms) * 100).toFixed(0)}%) → xterm-only/Wraith ${((inTabMainCpu / wraithMainCpu) * 100).toFixed(0)}%`,
     );
   }
-  const best = (v: number[]) => Math.max(...v);
-  const f = (bpms: number) => (bpms * 1000 / 1048576).toFixed(1);
-  console.log(`  best: OpenSSH ${f(best(res.ssh))} MiB/s (net of set-up ${f(best(res.sshNet))}), Wraith tab ${f(best(res.wraith))} MiB/s, xterm.js only in the same window ${f(best(res.inTab))} MiB/s, in a blank page ${f(best(res.xterm))} MiB/s`);
-  console.log(`  ratio Wraith / xterm-only in the same window (best rounds): ${((best(res.wraith) / best(res.inTab)) * 100).toFixed(0)}%  (target ≥ 85%)`);
-  console.log(`  ratio Wraith / xterm-only in a blank page (best rounds): ${((best(res.wraith) / best(res.xterm)) * 100).toFixed(0)}%  (the stricter anchor: no app around it)`);
-  const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor((v.length - 1) / 2)] ?? NaN;
-  console.log(`  the page's own main-thread CPU for the bytes, xterm-only / Wraith (median round): ${(median(res.cpuRatio) * 100).toFixed(0)}%  (what the tab costs the page beyond xterm.js itself)`);
-  const canvases = (p: Page, sel: string) => p.$$eval(sel, (els) => els.map((c) => (c instanceof HTMLCanvasElement ? `${c.width}x${c.height}` : '?')).join(','));
-  console.log(`  canvases after the runs: Wraith tab ${await canvases(page, '.tab-panel:visible .xterm-screen canvas')}, xterm-only page ${await canvases(pwPage(isBlank), '.xterm-screen canvas')}; tab renderer now ${await page.locator('.tab-panel:visible .terminal-pane').getAttribute('data-renderer')}`);
+  if (!SKIP_THROUGHPUT) {
+    const best = (v: number[]) => Math.max(...v);
+    const f = (bpms: number) => (bpms * 1000 / 1048576).toFixed(1);
+    console.log(`  best: OpenSSH ${f(best(res.ssh))} MiB/s (net of set-up ${f(best(res.sshNet))}), Wraith tab ${f(best(res.wraith))} MiB/s, xterm.js only in the same window ${f(best(res.inTab))} MiB/s, in a blank page ${f(best(res.xterm))} MiB/s`);
+    console.log(`  ratio Wraith / xterm-only in the same window (best rounds): ${((best(res.wraith) / best(res.inTab)) * 100).toFixed(0)}%  (target ≥ 85%)`);
+    console.log(`  ratio Wraith / xterm-only in a blank page (best rounds): ${((best(res.wraith) / best(res.xterm)) * 100).toFixed(0)}%  (the stricter anchor: no app around it)`);
+    const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor((v.length - 1) / 2)] ?? NaN;
+    console.log(`  the page's own main-thread CPU for the bytes, xterm-only / Wraith (median round): ${(median(res.cpuRatio) * 100).toFixed(0)}%  (what the tab costs the page beyond xterm.js itself)`);
+    const canvases = (p: Page, sel: string) => p.$$eval(sel, (els) => els.map((c) => (c instanceof HTMLCanvasElement ? `${c.width}x${c.height}` : '?')).join(','));
+    console.log(`  canvases after the runs: Wraith tab ${await canvases(page, '.tab-panel:visible .xterm-screen canvas')}, xterm-only page ${await canvases(pwPage(isBlank), '.xterm-screen canvas')}; tab renderer now ${await page.locator('.tab-panel:visible .terminal-pane').getAttribute('data-renderer')}`);
+  }
   await pwPage(isBlank).close();
 
   console.log(`\n2. Keystroke echo latency (${KEYS} keys after ${WARMUP_KEYS} warm-up, remote tty echo under stty -icanon; cat)`);
