@@ -164,6 +164,12 @@ function serveStatic(root: string | undefined, pathname: string, res: ServerResp
     'content-security-policy': CSP,
     'x-content-type-options': 'nosniff',
     'referrer-policy': 'no-referrer',
+    // Cross-origin isolation: lets the page share memory with its WebSocket worker, which is
+    // how a key's echo reaches xterm.js without waiting for the next frame (see
+    // src-renderer/transport/shared-mailbox.ts). The page loads nothing from other origins.
+    'cross-origin-opener-policy': 'same-origin',
+    'cross-origin-embedder-policy': 'require-corp',
+    'cross-origin-resource-policy': 'same-origin',
     'cache-control': extname(file) === '.html' ? 'no-store' : 'max-age=3600',
   });
   createReadStream(file).pipe(res);

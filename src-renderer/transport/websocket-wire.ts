@@ -3,6 +3,7 @@ import type { Wire } from '@common/client.js';
 import type { ClientMessage } from '@common/protocol.js';
 import { toServerMessage } from './server-message.js';
 import { WireListeners } from './wire-listeners.js';
+import { MailboxReader, createMailbox, mailboxSupported } from './shared-mailbox.js';
 import type { FromSocketWorker, ToSocketWorker } from './websocket-worker.js';
 
 // Exactly the codec of src-main/server/codec.ts: Uint8Array travels as MessagePack bin,
@@ -25,9 +26,18 @@ export function openWebSocketWire(url: string): Promise<Wire> {
     const worker = new Worker(new URL('./websocket-worker.ts', import.meta.url), { type: 'module', name: 'wraith-websocket' });
     const listeners = new WireListeners();
     let opened = false;
+    // Small frames arrive through the mailbox where the page is cross-origin isolated; frames
+    // there are older than any batch or close the worker posts after them, so those empty it first.
+    const shared = mailboxSupported() ? createMailbox() : null;
+    const mailbox = shared ? new MailboxReader(shared) : null;
+    const deliverUnlessClosed = (frame: ArrayBuffer) => {
+      if (!listeners.closed) deliver(frame);
+    };
+    const drainMailbox = () => mailbox?.drain().forEach(deliverUnlessClosed);
     const toWorker = (m: ToSocketWorker, transfer: Transferable[] = []) => worker.postMessage(m, transfer);
 
     const finish = (reason: string) => {
+      mailbox?.stop();
       if (listeners.finish(reason) && !opened) reject(new Error(reason));
     };
 
@@ -60,15 +70,20 @@ export function openWebSocketWire(url: string): Promise<Wire> {
               finish('closed by the client');
             },
           });
+          // Not before 'open', and not in this task: whoever awaits the wire adds its listeners
+          // once the resolve above has run, and frames delivered earlier would find none.
+          if (mailbox) setTimeout(() => mailbox.listen((frames) => frames.forEach(deliverUnlessClosed)), 0);
           return;
         case 'frames':
           try {
-            for (const frame of m.frames) if (!listeners.closed) deliver(frame);
+            drainMailbox();
+            m.frames.forEach(deliverUnlessClosed);
           } finally {
             if (!listeners.closed) toWorker({ t: 'ready' });
           }
           return;
         case 'close':
+          drainMailbox();
           finish(m.reason);
           worker.terminate();
           return;
@@ -79,6 +94,6 @@ export function openWebSocketWire(url: string): Promise<Wire> {
       finish('the connection worker failed');
       worker.terminate();
     };
-    toWorker({ t: 'open', url });
+    toWorker({ t: 'open', url, ...(shared ? { mailbox: shared } : {}) });
   });
 }

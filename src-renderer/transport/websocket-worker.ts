@@ -8,11 +8,18 @@
  * in one task and an idle page gets each frame at once. The buffers are transferred, not copied;
  * decoding stays on the main thread. Memory stays bounded by the host's credit window: credit
  * only goes back once the main thread has handled the bytes.
+ *
+ * Small frames (a key's echo, replies) go through a shared mailbox instead when the page gives
+ * one (see shared-mailbox.ts: Chromium holds posted messages back after a key press until the
+ * next frame is drawn). Order is kept: a frame takes the mailbox only when no batch is queued or
+ * in flight, and the page empties the mailbox before it handles a batch or the close.
  */
+import { MailboxWriter } from './shared-mailbox.js';
 
 /** Page → worker. */
 export type ToSocketWorker =
-  | { t: 'open'; url: string }
+  /** `mailbox`: a SharedArrayBuffer from createMailbox, when the page can listen on one. */
+  | { t: 'open'; url: string; mailbox?: SharedArrayBuffer }
   | { t: 'send'; data: ArrayBuffer }
   /** The page handled the last batch: post the next one as soon as there is one. */
   | { t: 'ready' }
@@ -28,6 +35,7 @@ let ws: WebSocket | null = null;
 let queue: ArrayBuffer[] = [];
 let pageReady = true;
 let closed = false;
+let mailbox: MailboxWriter | null = null;
 
 function post(message: FromSocketWorker, transfer: Transferable[] = []): void {
   self.postMessage(message, { transfer });
@@ -61,6 +69,7 @@ function open(url: string): void {
   };
   socket.onmessage = (ev: MessageEvent<unknown>) => {
     if (!(ev.data instanceof ArrayBuffer)) return; // the host only sends binary MessagePack
+    if (mailbox && pageReady && queue.length === 0 && mailbox.put(new Uint8Array(ev.data))) return;
     queue.push(ev.data);
     flush();
   };
@@ -71,6 +80,7 @@ self.onmessage = (ev: MessageEvent<ToSocketWorker>) => {
   const m = ev.data;
   switch (m.t) {
     case 'open':
+      if (m.mailbox) mailbox = new MailboxWriter(m.mailbox);
       if (!ws) open(m.url);
       return;
     case 'send':

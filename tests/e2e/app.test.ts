@@ -47,6 +47,8 @@ describe('the Wraith window in browser mode', () => {
     await tree().getByText('No saved connections yet.').waitFor();
     await page.locator('.status-bar').getByText('Vault: not set up').waitFor();
     await page.locator('.status-bar').getByText('Sessions: 0').waitFor();
+    // Served cross-origin isolated, so small frames can take the shared mailbox (shared-mailbox.ts).
+    expect(await page.evaluate(() => crossOriginIsolated && typeof Atomics.waitAsync === 'function')).toBe(true);
   });
 
   it('creates a group and a connection in it through the UI', async () => {
