@@ -6,6 +6,7 @@ import { packageRoot } from '../node/paths.js';
 import { servePort } from './port-transport.js';
 import {
   CONTENT_SECURITY_POLICY,
+  DISABLED_CHROMIUM_FEATURES,
   isAllowedExternalUrl,
   isAllowedPermission,
   isAppUrl,
@@ -22,6 +23,7 @@ const indexHtml = join(root, 'dist', 'renderer', 'index.html');
 const appUrl = pathToFileURL(indexHtml).href;
 
 app.enableSandbox();
+app.commandLine.appendSwitch('disable-features', DISABLED_CHROMIUM_FEATURES.join(','));
 if (!app.requestSingleInstanceLock()) app.quit();
 
 let services: App | null = null;

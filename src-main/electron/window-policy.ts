@@ -10,6 +10,15 @@ export const CONTENT_SECURITY_POLICY =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; " +
   "font-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'";
 
+/**
+ * Chromium features the window runs without. DeferRendererTasksAfterInput holds every task of
+ * the page, port messages included, from a key press until the next frame is drawn; a key's
+ * echo that arrives meanwhile waits ~10 ms and shows a frame late. A terminal wants its echo
+ * at once. (Browser mode cannot set this; it avoids the deferral with a shared mailbox, see
+ * src-renderer/transport/shared-mailbox.ts.)
+ */
+export const DISABLED_CHROMIUM_FEATURES = ['DeferRendererTasksAfterInput'];
+
 export function windowOptions(preloadPath: string): BrowserWindowConstructorOptions {
   return {
     width: 1400,
