@@ -842,15 +842,19 @@ try {
 
   console.log(`\n2. Keystroke echo latency (${KEYS} keys after ${WARMUP_KEYS} warm-up, remote tty echo under stty -icanon; cat)`);
   const e2 = await ssh2Echo(sshd);
-  const { ew, floor } = await onWraithTab(async (tab) => {
+  const { ew, floor, paths } = await onWraithTab(async (tab) => {
     await tab.bringToFront();
+    const counts = () => tab.evaluate(() => window.wraithInspect?.transport.frameCounts() ?? { mailbox: 0, posted: 0 }, null);
+    const c0 = await counts();
     const ew = await profiled(tab, 'echo', () => wraithEcho(tab, id));
+    const c1 = await counts();
     const floor = (await browserWebSocketEcho(KEYS)).sort((a, b) => a - b);
-    return { ew, floor };
+    return { ew, floor, paths: { mailbox: c1.mailbox - c0.mailbox, posted: c1.posted - c0.posted } };
   });
   console.log(`  ssh2 alone (Node, write → echo data)       : p50 ${ms3(pct(e2, 50))}  p99 ${ms3(pct(e2, 99))}`);
   console.log(`  Wraith tab (keydown → echo parsed by xterm): p50 ${ms3(pct(ew.parsed, 50))}  p99 ${ms3(pct(ew.parsed, 99))}  added p50 ${ms3(pct(ew.parsed, 50) - pct(e2, 50))}, p99 ${ms3(pct(ew.parsed, 99) - pct(e2, 99))} (target ≤ 3 ms at p99)`);
   console.log(`  Wraith tab (keydown → next frame after)    : p50 ${ms3(pct(ew.frame, 50))}  p99 ${ms3(pct(ew.frame, 99))}`);
+  console.log(`  frames the tab received meanwhile: ${paths.mailbox} through the shared mailbox, ${paths.posted} posted (the mailbox needs a cross-origin isolated page)`);
   console.log(`  the browser's floor: WebSocket echo page ↔ Node ws, no Wraith: p50 ${ms3(pct(floor, 50))}  p99 ${ms3(pct(floor, 99))} (part of "added" for any web terminal)`);
 
   console.log(`\n3. Ctrl+C stop latency (yes wraith-flood for ${FLOOD_MS} ms, keydown → next prompt parsed by xterm, ${CTRLC_REPS} reps)`);

@@ -21,5 +21,7 @@ interface Window {
   /** Read-only view of the open terminals (see features/terminal/terminal-inspect.ts). */
   wraithInspect?: {
     terminals: import('./features/terminal/terminal-inspect').TerminalInspector;
+    /** Frames received over the browser-mode WebSocket so far, by path (see transport/websocket-wire.ts). */
+    transport: { frameCounts(): { mailbox: number; posted: number } };
   };
 }

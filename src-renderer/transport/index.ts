@@ -4,6 +4,7 @@ import { openWebSocketWire, websocketUrl } from './websocket-wire.js';
 
 export { HostLink } from './host-link.js';
 export type { LinkState, LinkStatus } from './host-link.js';
+export { wireFrameCounts } from './websocket-wire.js';
 
 /** Electron when the preload is there, else the WebSocket of the host that served the page. */
 export function createHostLink(): HostLink {

@@ -11,6 +11,12 @@ import type { FromSocketWorker, ToSocketWorker } from './websocket-worker.js';
 const encoder = new Encoder({ ignoreUndefined: true });
 const decoder = new Decoder();
 
+/**
+ * Frames this page has received, by the way they came (read by wraithInspect, for tests and
+ * bench/): `mailbox` through the shared ring, `posted` in postMessage batches.
+ */
+export const wireFrameCounts = { mailbox: 0, posted: 0 };
+
 /** ws(s)://<the host that served this page>/ws. The HttpOnly cookie carries the token. */
 export function websocketUrl(location: Location): string {
   const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
@@ -33,7 +39,11 @@ export function openWebSocketWire(url: string): Promise<Wire> {
     const deliverUnlessClosed = (frame: ArrayBuffer) => {
       if (!listeners.closed) deliver(frame);
     };
-    const drainMailbox = () => mailbox?.drain().forEach(deliverUnlessClosed);
+    const fromMailbox = (frames: ArrayBuffer[]) => {
+      wireFrameCounts.mailbox += frames.length;
+      frames.forEach(deliverUnlessClosed);
+    };
+    const drainMailbox = () => mailbox && fromMailbox(mailbox.drain());
     const toWorker = (m: ToSocketWorker, transfer: Transferable[] = []) => worker.postMessage(m, transfer);
 
     const finish = (reason: string) => {
@@ -72,11 +82,12 @@ export function openWebSocketWire(url: string): Promise<Wire> {
           });
           // Not before 'open', and not in this task: whoever awaits the wire adds its listeners
           // once the resolve above has run, and frames delivered earlier would find none.
-          if (mailbox) setTimeout(() => mailbox.listen((frames) => frames.forEach(deliverUnlessClosed)), 0);
+          if (mailbox) setTimeout(() => mailbox.listen(fromMailbox), 0);
           return;
         case 'frames':
           try {
             drainMailbox();
+            wireFrameCounts.posted += m.frames.length;
             m.frames.forEach(deliverUnlessClosed);
           } finally {
             if (!listeners.closed) toWorker({ t: 'ready' });

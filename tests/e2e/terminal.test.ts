@@ -17,6 +17,10 @@ let browser: TestBrowser;
 let page: Page;
 
 /** What the terminal of the given session shows, read from xterm's buffer. */
+function frameCounts(): Promise<{ mailbox: number; posted: number }> {
+  return page.evaluate(() => window.wraithInspect?.transport.frameCounts() ?? { mailbox: 0, posted: 0 });
+}
+
 function terminalText(sessionId: string): Promise<string> {
   return page.evaluate((id) => window.wraithInspect?.terminals.text(id) ?? '', sessionId);
 }
@@ -84,9 +88,13 @@ describe('terminals in browser mode', () => {
     const id = await activeSessionId();
     await expect.poll(() => page.locator('.tab.active').getAttribute('class')).toContain('open');
     await page.locator('.tab-panel:visible .xterm').click();
+    const before = await frameCounts();
     await page.keyboard.type('echo hello\n');
     await waitForLine(id, 'hello');
     await expect.poll(() => page.locator('.status-bar').innerText()).toContain('Sessions: 1');
+    // Typed keys' echoes are small frames: they come through the shared mailbox, which Chromium
+    // does not hold back until the next frame (transport/shared-mailbox.ts).
+    expect((await frameCounts()).mailbox - before.mailbox).toBeGreaterThanOrEqual('echo hello'.length);
   });
 
   it('finds text with Ctrl+Shift+F and closes the search with Escape', async () => {
@@ -176,11 +184,22 @@ describe('terminals in browser mode', () => {
   it('stays responsive under a flood of output (yes), and Ctrl+C stops it', async () => {
     const id = await activeSessionId();
     await page.locator('.tab-panel:visible .xterm').click();
+    const before = await frameCounts();
     await page.keyboard.type('yes wraith-flood\n');
     await expect.poll(async () => (await terminalText(id)).split('\n').filter((l) => l === 'wraith-flood').length, { timeout: 15_000 }).toBeGreaterThan(50);
     await page.keyboard.press('Control+C');
     await page.keyboard.type('echo flood-$((2*21))\n');
     await waitForLine(id, 'flood-42');
+    // Both paths carried this session's output (large batches posted, small frames through the
+    // mailbox), and the flood came out whole and in order: a frame out of place would tear lines.
+    const after = await frameCounts();
+    expect(after.posted).toBeGreaterThan(before.posted);
+    expect(after.mailbox).toBeGreaterThan(before.mailbox);
+    const lines = (await terminalText(id)).split('\n').map((l) => l.trimEnd());
+    const first = lines.indexOf('wraith-flood');
+    const prompt = lines.findIndex((l, i) => i > first && l.includes('echo flood-'));
+    const odd = lines.slice(first, prompt).filter((l) => l !== 'wraith-flood');
+    expect(odd.length, odd.join(' | ')).toBeLessThanOrEqual(2); // the line Ctrl+C cut short, and "^C"
     // The UI answered throughout: another part of the window still reacts.
     await page.keyboard.press('Control+Shift+K');
     await page.getByRole('complementary', { name: 'XO copilot' }).waitFor();

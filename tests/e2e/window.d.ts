@@ -3,7 +3,7 @@ import type { TerminalInspector } from '../../src-renderer/features/terminal/ter
 
 declare global {
   interface Window {
-    wraithInspect?: { terminals: TerminalInspector };
+    wraithInspect?: { terminals: TerminalInspector; transport: { frameCounts(): { mailbox: number; posted: number } } };
   }
 }
 
