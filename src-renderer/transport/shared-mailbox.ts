@@ -104,7 +104,6 @@ export class MailboxReader extends MailboxView {
     return out;
   }
 
-
   /**
    * Calls `onFrames` with what `drain` returns whenever the writer has put something in, until
    * `stop`. The counter is read before draining, so a frame put in meanwhile wakes the next wait.
