@@ -35,7 +35,7 @@
  * not, and the anchors receive no frames, so timing Wraith under it measured the bench (about 15
  * points of the throughput ratio on this 2-core machine). `--playwright` times it that way anyway.
  *
- * Run: npm run build && node --import tsx bench/terminal-render.ts [--mb 64] [--rounds 2] [--keys 300] [--ctrlc 5] [--playwright]
+ * Run: npm run build && node --import tsx bench/terminal-render.ts [--mb 64] [--rounds 2] [--keys 300] [--ctrlc 5] [--dom] [--skip-throughput] [--playwright]
  * Needs root and openssh-server (the sshd harness), and /usr/bin/chromium.
  */
 import { execFileSync, spawn } from 'node:child_process';

@@ -5,9 +5,9 @@
  * socket read and the decrypted packet inside ssh2, the batch (TerminalSession.flush), and the
  * MessagePack frame that copied the batch once more. Backing stores count as external memory,
  * and V8 answered with a full mark-compact every ~150 ms with a heap of 20 MB. A batch made here
- * has FRAME_HEADROOM spare bytes before it, so the WebSocket
- * server can write its frame header there and send one view of the same memory (see
- * src-main/server/codec.ts): no copy, no fourth buffer.
+ * has FRAME_HEADROOM spare bytes before it, so the WebSocket server can write its frame header
+ * there and send one view of the same memory (see src-main/server/codec.ts): no copy, no fourth
+ * buffer.
  *
  * Only buffers made here are ever written in front of: their ArrayBuffers are remembered, so a
  * view into somebody else's memory (a slice of a pooled buffer, say) is never touched.
