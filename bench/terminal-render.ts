@@ -54,6 +54,7 @@ import { CdpPage, type DetachableChromium, launchDetachableChromium } from './cd
 import { type SshdHandle, startSshd } from '../tests/fixtures/sshd.js';
 import { REPO_ROOT, type WraithServer, startWraithServer } from '../tests/fixtures/wraith-server.js';
 import { ssh2EchoLatencies } from './ssh2-echo.js';
+import { type CpuRoots, cpuSnapshot, cpuSplit, formatCpuSplit } from './cpu-split.js';
 
 const args = process.argv.slice(2);
 const arg = (name: string, dflt: number) => {
@@ -790,12 +791,19 @@ try {
     res.ssh.push(lf.byteLength / o);
     res.sshNet.push(lf.byteLength / (o - setup));
     const host = server;
-    const { wr, wraithMainCpu, hostCpu } = await onWraithTab(async (tab) => {
+    const roots: CpuRoots = { host: host.process.pid, sshd: Number(readFileSync(join(sshd.dir, 'sshd.pid'), 'utf8')) };
+    const { wr, wraithMainCpu, hostCpu, wraithSplit, wsFrames } = await onWraithTab(async (tab) => {
       const pageCpu = await mainThreadCpu(tab);
+      const counts = () => tab.evaluate(() => window.wraithInspect?.transport.frameCounts() ?? { mailbox: 0, posted: 0 }, null);
+      const f0 = await counts();
       const cpu0 = processCpuMs(host.process.pid);
       const main0 = await pageCpu();
+      const snap0 = cpuSnapshot();
       const wr = await profiled(tab, `wraith-${r}`, () => wraithThroughput(tab, id, file, r));
-      return { wr, wraithMainCpu: (await pageCpu()) - main0, hostCpu: processCpuMs(host.process.pid) - cpu0 };
+      const wraithSplit = cpuSplit(snap0, cpuSnapshot(), roots);
+      const f1 = await counts();
+      const wsFrames = { mailbox: f1.mailbox - f0.mailbox, posted: f1.posted - f0.posted };
+      return { wr, wraithMainCpu: (await pageCpu()) - main0, hostCpu: processCpuMs(host.process.pid) - cpu0, wraithSplit, wsFrames };
     });
     const w = wr.ms;
     res.wraith.push(crlf.byteLength / w);
@@ -805,7 +813,9 @@ try {
     await mountBenchXterm(page, new URL(server.openUrl).origin, 'tab', shape, crlf);
     const tabCpu = await mainThreadCpu(tabPw);
     const tab0 = await tabCpu();
+    const snap1 = cpuSnapshot();
     const tr = await profiled(tabPw, `in-tab-${r}`, () => xtermOnly(page, CHUNK));
+    const inTabSplit = cpuSplit(snap1, cpuSnapshot(), roots);
     const inTabMainCpu = (await tabCpu()) - tab0;
     res.cpuRatio.push(inTabMainCpu / wraithMainCpu);
     await unmountBenchXterm(page);
@@ -822,10 +832,14 @@ try {
         ` | Wraith/same-window ${((tr.ms / w) * 100).toFixed(0)}%, Wraith/blank ${((x / w) * 100).toFixed(0)}%`,
     );
     console.log(`    host process CPU during the Wraith run: ${hostCpu.toFixed(0)} ms (${(hostCpu / (crlf.byteLength / 1048576)).toFixed(1)} ms per MiB, ${((hostCpu / w) * 100).toFixed(0)}% of a core)`);
+    const nFrames = wsFrames.mailbox + wsFrames.posted;
+    console.log(`    host → page messages: ${nFrames} (${wsFrames.mailbox} through the mailbox, ${wsFrames.posted} posted), ${(crlf.byteLength / 1024 / Math.max(1, nFrames)).toFixed(1)} KiB of output each on average`);
     console.log(
       `    page main-thread CPU for the same bytes: Wraith tab ${wraithMainCpu.toFixed(0)} ms (${((wraithMainCpu / w) * 100).toFixed(0)}% of its wall time), ` +
         `xterm.js only in the same window ${inTabMainCpu.toFixed(0)} ms (${((inTabMainCpu / tr.ms) * 100).toFixed(0)}%) → xterm-only/Wraith ${((inTabMainCpu / wraithMainCpu) * 100).toFixed(0)}%`,
     );
+    console.log(`    whole machine during the Wraith run: ${formatCpuSplit(wraithSplit)}`);
+    console.log(`    whole machine during xterm.js only : ${formatCpuSplit(inTabSplit)}`);
   }
   if (!SKIP_THROUGHPUT) {
     const best = (v: number[]) => Math.max(...v);
