@@ -27,7 +27,9 @@
  *   each row says how many cores other processes took during its runs ("others") and the median
  *   of the runs they left alone ("quiet"); compare figures from quiet runs.
  *
- * `--tune` also sweeps SftpService's chunk size × requests in flight over the same session.
+ * `--tune` also sweeps SftpService's chunk size × bytes in flight over the same session (one run
+ * each, in one process: later rows inherit the heap the earlier ones left, so repeat a row
+ * before trusting a difference).
  * Needs root (the sshd harness).
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -309,8 +311,8 @@ async function main(): Promise<void> {
     if (TUNE) {
       console.log('\nSftpService tuning sweep over the same session (one run each):');
       for (const chunkSize of [32 * 1024, 64 * 1024, 128 * 1024, 255 * 1024]) {
-        for (const concurrency of [4, 8, 16, 32, 64]) {
-          const tuning: Partial<TransferTuning> = { chunkSize, concurrency };
+        for (const inFlightKiB of [512, 1024, 2048, 4096, 8192]) {
+          const tuning: Partial<TransferTuning> = { chunkSize, inFlightBytes: inFlightKiB * 1024 };
           const s = new SftpService((id) => app.ssh.sftp(id), { tuning });
           const t0 = performance.now();
           await runWraith(s, 'up');
@@ -320,7 +322,7 @@ async function main(): Promise<void> {
           const down = SIZE / 1e6 / ((performance.now() - t1) / 1000);
           rmSync(DOWN, { force: true });
           await s.dispose();
-          console.log(`  chunk ${String(chunkSize / 1024).padStart(3)} KiB × ${String(concurrency).padStart(2)} in flight: up ${up.toFixed(1).padStart(6)}  down ${down.toFixed(1).padStart(6)} MB/s`);
+          console.log(`  chunk ${String(chunkSize / 1024).padStart(3)} KiB, ${String(inFlightKiB).padStart(4)} KiB in flight: up ${up.toFixed(1).padStart(6)}  down ${down.toFixed(1).padStart(6)} MB/s`);
         }
       }
       console.log(`load average after the sweep: ${load()}`);

@@ -123,6 +123,52 @@ describe('files', () => {
     for (const n of [1, 2, 3]) rmSync(`${remoteDir}/par${n}.bin`);
   });
 
+  test('transfers sharing a channel keep its requests in flight to the budget, and still pipeline', async () => {
+    // A channel of its own whose READ/WRITE calls are counted while they are outstanding.
+    const own = await connectSftp(sshd);
+    let inFlight = 0;
+    let peak = 0;
+    let requests = 0;
+    const count = (name: 'read' | 'write') => {
+      const original = own.sftp[name].bind(own.sftp) as (...a: unknown[]) => void;
+      (own.sftp as unknown as Record<string, unknown>)[name] = (...a: unknown[]) => {
+        const cb = a[5] as (...r: unknown[]) => void;
+        inFlight += 1;
+        requests += 1;
+        peak = Math.max(peak, inFlight);
+        original(...a.slice(0, 5), (...r: unknown[]) => {
+          inFlight -= 1;
+          cb(...r);
+        });
+      };
+    };
+    count('read');
+    count('write');
+    // 4 requests of 32 KiB; each file alone would start 4 workers, so 3 transfers want 12.
+    const budget = new SftpService(() => Promise.resolve(own.sftp), { tuning: { chunkSize: 32 * 1024, inFlightBytes: 128 * 1024 } });
+    try {
+      const dest = join(localDir, 'budget-down.bin');
+      const ids = [
+        (await budget.upload({ sessionId: SESSION, localPath: bigLocal, remotePath: `${remoteDir}/budget1.bin`, overwrite: false })).transferId,
+        (await budget.upload({ sessionId: SESSION, localPath: bigLocal, remotePath: `${remoteDir}/budget2.bin`, overwrite: false })).transferId,
+        (await budget.download({ sessionId: SESSION, remotePath: `${remoteDir}/big.bin`, localPath: dest, overwrite: false })).transferId,
+      ];
+      const infos = await Promise.all(ids.map((id) => budget.wait(id)));
+      expect(infos.map((i) => i.state)).toEqual(['done', 'done', 'done']);
+      expect(await sha256File(`${remoteDir}/budget1.bin`)).toBe(bigSha);
+      expect(await sha256File(`${remoteDir}/budget2.bin`)).toBe(bigSha);
+      expect(await sha256File(dest)).toBe(bigSha);
+      expect(requests).toBeGreaterThanOrEqual((3 * 50 * MB) / (32 * 1024));
+      expect(peak).toBe(4);
+      rmSync(dest);
+      rmSync(`${remoteDir}/budget1.bin`);
+      rmSync(`${remoteDir}/budget2.bin`);
+    } finally {
+      await budget.dispose();
+      own.client.end();
+    }
+  });
+
   test('an existing destination is refused unless overwrite is asked, then replaced whole', async () => {
     writeFileSync(join(localDir, 'small.txt'), 'new content');
     writeFileSync(`${remoteDir}/small.txt`, 'old');
@@ -140,7 +186,7 @@ describe('cancel and failure leave nothing behind', () => {
   // Small serial requests make a transfer slow enough to be caught in the middle.
   let slow: SftpService;
   beforeAll(() => {
-    slow = new SftpService(provider, { tuning: { chunkSize: 8 * 1024, concurrency: 1 } });
+    slow = new SftpService(provider, { tuning: { chunkSize: 8 * 1024, inFlightBytes: 8 * 1024 } });
   });
   afterAll(() => slow.dispose());
 
@@ -293,7 +339,7 @@ describe('bad transfer input', () => {
 
   test('a connection lost mid-download fails the transfer and removes the local temp', async () => {
     const own = await connectSftp(sshd);
-    const lossy = new SftpService(() => Promise.resolve(own.sftp), { tuning: { chunkSize: 8 * 1024, concurrency: 1 } });
+    const lossy = new SftpService(() => Promise.resolve(own.sftp), { tuning: { chunkSize: 8 * 1024, inFlightBytes: 8 * 1024 } });
     const dest = join(localDir, 'lost.bin');
     writeFileSync(`${remoteDir}/lost-src.bin`, readFileSync(bigLocal));
     const { transferId } = await lossy.download({ sessionId: SESSION, remotePath: `${remoteDir}/lost-src.bin`, localPath: dest, overwrite: false });

@@ -6,15 +6,19 @@ import { cancelledError, fromLocalError } from './sftp-errors.js';
 /**
  * Pipelined single-file copies between the SFTP channel and the local disk.
  *
- * `concurrency` workers each own one buffer; a worker claims the next chunk offset, reads it,
- * writes it, and claims again, so `concurrency` requests are always in flight (what OpenSSH's
- * sftp does with its 64 outstanding requests). Memory is bounded by concurrency × chunkSize.
+ * Up to `concurrency` workers each own one buffer; a worker takes a request slot, claims the
+ * next chunk offset, reads it, writes it, gives the slot back and claims again. The slots belong
+ * to the SFTP channel (RequestSlots), so however many files and transfers share a channel, it
+ * has a fixed number of requests in flight (what OpenSSH's sftp does with its 64 outstanding
+ * requests). Memory is bounded by concurrency × chunkSize per file.
  * Cancellation is checked before every chunk: the in-flight ones finish (or fail) and stop.
  * Callers write to a temp name and rename; these functions never decide about final names.
  */
 export interface CopyOptions {
   chunkSize: number;
   concurrency: number;
+  /** The channel's request slots, shared by every copy on it. */
+  slots: RequestSlots;
   signal: AbortSignal;
   /** Called after each chunk lands at its destination. */
   onBytes: (n: number) => void;
@@ -24,6 +28,33 @@ export interface CopyOptions {
 export function serverChunkLimit(sftp: SFTPWrapper, fallback: number): number {
   if ('_maxReadLen' in sftp && typeof sftp._maxReadLen === 'number' && sftp._maxReadLen > 0) return sftp._maxReadLen;
   return fallback;
+}
+
+/**
+ * At most `size` READ/WRITE requests in flight on one SFTP channel, whatever number of files
+ * and transfers share it; waiters are served in arrival order.
+ */
+export class RequestSlots {
+  private free: number;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(readonly size: number) {
+    this.free = Math.max(1, size);
+  }
+
+  async acquire(): Promise<void> {
+    if (this.free > 0) {
+      this.free -= 1;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free += 1;
+  }
 }
 
 function throwIfAborted(signal: AbortSignal, what: string): void {
@@ -42,19 +73,28 @@ async function pipeline(
   let eofAt = size;
   const workers = Math.max(1, Math.min(opts.concurrency, Math.ceil(size / opts.chunkSize)));
   const worker = async () => {
-    const buf = Buffer.allocUnsafe(opts.chunkSize);
+    let buf: Buffer | null = null;
     while (!failed) {
       throwIfAborted(opts.signal, what);
       if (next >= eofAt) return;
-      const offset = next;
-      const length = Math.min(opts.chunkSize, eofAt - offset);
-      next += length;
-      const n = await work(buf, offset, length).catch((err: unknown) => {
-        failed = true;
-        throw err;
-      });
-      if (n < length) eofAt = Math.min(eofAt, offset + n); // the source shrank while we copied
-      if (n > 0) opts.onBytes(n);
+      await opts.slots.acquire();
+      try {
+        // Waiting for a slot took time: the copy may have been cancelled, failed or finished meanwhile.
+        throwIfAborted(opts.signal, what);
+        if (failed || next >= eofAt) return;
+        const offset = next;
+        const length = Math.min(opts.chunkSize, eofAt - offset);
+        next += length;
+        buf ??= Buffer.allocUnsafe(opts.chunkSize);
+        const n = await work(buf, offset, length).catch((err: unknown) => {
+          failed = true;
+          throw err;
+        });
+        if (n < length) eofAt = Math.min(eofAt, offset + n); // the source shrank while we copied
+        if (n > 0) opts.onBytes(n);
+      } finally {
+        opts.slots.release();
+      }
     }
   };
   const results = await Promise.allSettled(Array.from({ length: workers }, worker));

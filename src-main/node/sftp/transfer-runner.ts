@@ -1,6 +1,6 @@
 import { lstat, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, posix } from 'node:path';
-import { type CopyOptions, downloadFile, uploadFile } from './file-copy.js';
+import { type CopyOptions, type RequestSlots, downloadFile, uploadFile } from './file-copy.js';
 import { type RemoteFs, entryType, tempBasename, tempNameFor } from './remote-fs.js';
 import { cancelledError, fromLocalError, sftpError } from './sftp-errors.js';
 import type { Transfer } from './transfer.js';
@@ -9,10 +9,17 @@ import { type Tree, walkLocal, walkRemote } from './tree.js';
 export interface TransferTuning {
   /** Bytes per READ/WRITE request (capped at what the server accepts in one request). */
   chunkSize: number;
-  /** Requests in flight per file. */
-  concurrency: number;
+  /** Request data in flight per SFTP channel (all its files and transfers together). */
+  inFlightBytes: number;
   /** Files copied at once in a folder transfer. */
   fileConcurrency: number;
+}
+
+/** What one transfer runs with: the tuning, and its channel's request slots. */
+export interface TransferPlan {
+  chunkSize: number;
+  fileConcurrency: number;
+  slots: RequestSlots;
 }
 
 function localTempFor(path: string): string {
@@ -48,10 +55,11 @@ async function pool<T>(items: readonly T[], n: number, signal: AbortSignal, fn: 
   if (failure) throw failure.reason;
 }
 
-function copyOptions(t: Transfer, tuning: TransferTuning): CopyOptions {
+function copyOptions(t: Transfer, tuning: TransferPlan): CopyOptions {
   return {
     chunkSize: tuning.chunkSize,
-    concurrency: tuning.concurrency,
+    concurrency: tuning.slots.size,
+    slots: tuning.slots,
     signal: t.signal,
     onBytes: (n) => t.addBytes(n),
   };
@@ -65,7 +73,7 @@ function setTotals(t: Transfer, tree: Tree): void {
 // ---- download ----------------------------------------------------------------------------
 
 /** One remote file to `dest` through a temp beside it; the temp is gone whatever happens. */
-async function downloadOne(rfs: RemoteFs, t: Transfer, tuning: TransferTuning, remote: string, dest: string, mode: number, direct: boolean) {
+async function downloadOne(rfs: RemoteFs, t: Transfer, tuning: TransferPlan, remote: string, dest: string, mode: number, direct: boolean) {
   const target = direct ? dest : localTempFor(dest);
   try {
     await downloadFile(rfs, remote, target, mode, copyOptions(t, tuning));
@@ -81,7 +89,7 @@ async function downloadOne(rfs: RemoteFs, t: Transfer, tuning: TransferTuning, r
   }
 }
 
-export async function runDownload(rfs: RemoteFs, t: Transfer, overwrite: boolean, tuning: TransferTuning): Promise<void> {
+export async function runDownload(rfs: RemoteFs, t: Transfer, overwrite: boolean, tuning: TransferPlan): Promise<void> {
   const remote = t.remotePath;
   const dest = t.localPath ?? '';
   const st = await rfs.stat(remote);
@@ -137,7 +145,7 @@ export async function runDownload(rfs: RemoteFs, t: Transfer, overwrite: boolean
 
 // ---- upload ------------------------------------------------------------------------------
 
-async function uploadOne(rfs: RemoteFs, t: Transfer, tuning: TransferTuning, local: string, dest: string, mode: number, direct: boolean, replace: boolean) {
+async function uploadOne(rfs: RemoteFs, t: Transfer, tuning: TransferPlan, local: string, dest: string, mode: number, direct: boolean, replace: boolean) {
   const target = direct ? dest : tempNameFor(dest);
   try {
     await uploadFile(rfs, local, target, mode, copyOptions(t, tuning));
@@ -152,7 +160,7 @@ async function uploadOne(rfs: RemoteFs, t: Transfer, tuning: TransferTuning, loc
   }
 }
 
-export async function runUpload(rfs: RemoteFs, t: Transfer, overwrite: boolean, tuning: TransferTuning): Promise<void> {
+export async function runUpload(rfs: RemoteFs, t: Transfer, overwrite: boolean, tuning: TransferPlan): Promise<void> {
   const local = t.localPath ?? '';
   const dest = t.remotePath;
   const st = await stat(local).catch((err: unknown) => {
