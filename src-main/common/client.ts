@@ -14,6 +14,10 @@ export type Disposer = () => void;
 
 type Pending = { resolve: (value: unknown) => void; reject: (err: WraithError) => void };
 
+function toWraithError(e: { code: string; message: string; details?: Record<string, unknown> }): WraithError {
+  return new WraithError(isErrorCode(e.code) ? e.code : 'EIO', e.message, e.details);
+}
+
 /**
  * The typed side of the contract every caller uses (renderer, CLI, tests), whatever the wire.
  * Calls are matched to results by id; events fan out to listeners by name.
@@ -25,6 +29,9 @@ export class ContractClient {
   private readonly anyListeners = new Set<(name: string, payload: unknown) => void>();
   private closedReason: string | null = null;
   private readonly closeListeners = new Set<(reason: string) => void>();
+  private readonly notifyErrorListeners = new Set<(err: WraithError) => void>();
+  /** Replies whose id no call waits for (a host that answered a notify, say); for tests and diagnostics. */
+  unmatchedReplies = 0;
 
   constructor(private readonly wire: Wire) {
     wire.onMessage((m) => this.receive(m));
@@ -50,6 +57,22 @@ export class ContractClient {
       this.pending.set(id, { resolve, reject });
       this.wire.send({ t: 'call', id, method, params });
     });
+  }
+
+  /**
+   * A call that needs no answer: the host runs it and sends nothing back unless it fails, and
+   * then the error goes to the onNotifyError listeners. For what a view sends per keystroke or per
+   * chunk of output, where a result per message would only be traffic. On a closed connection it
+   * is dropped.
+   */
+  notify<M extends MethodName>(method: M, ...params: undefined extends Input<M> ? [Input<M>?] : [Input<M>]): void {
+    if (this.closedReason !== null) return;
+    this.wire.send({ t: 'call', id: this.nextId++, method, params: params[0], quiet: true });
+  }
+
+  onNotifyError(listener: (err: WraithError) => void): Disposer {
+    this.notifyErrorListeners.add(listener);
+    return () => this.notifyErrorListeners.delete(listener);
   }
 
   /** Which events this client wants; the host sends nothing else. */
@@ -88,9 +111,15 @@ export class ContractClient {
     }
     if (m.id === null) return; // an error about a frame we could not read; nothing waits for it
     const p = this.pending.get(m.id);
-    if (!p) return;
+    if (!p) {
+      // A call waits for its answer until this wire closes, so an error nobody waits for is a
+      // notify's; a result nobody waits for should not exist.
+      if (m.t === 'error') for (const l of this.notifyErrorListeners) l(toWraithError(m.error));
+      else this.unmatchedReplies += 1;
+      return;
+    }
     this.pending.delete(m.id);
     if (m.t === 'result') p.resolve(m.result);
-    else p.reject(new WraithError(isErrorCode(m.error.code) ? m.error.code : 'EIO', m.error.message, m.error.details));
+    else p.reject(toWraithError(m.error));
   }
 }

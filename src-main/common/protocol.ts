@@ -7,7 +7,18 @@ import { ERROR_CODES } from './errors.js';
  * structured clone, in-process not at all.
  */
 export const ClientMessage = z.discriminatedUnion('t', [
-  z.object({ t: z.literal('call'), id: z.number().int().nonnegative(), method: z.string().max(200), params: z.unknown().optional() }),
+  z.object({
+    t: z.literal('call'),
+    id: z.number().int().nonnegative(),
+    method: z.string().max(200),
+    params: z.unknown().optional(),
+    /**
+     * No result is sent when the call succeeds; an error still is, with this id. For the calls a
+     * view makes per keystroke or per chunk of output (terminal.write, terminal.ack): their
+     * results said nothing, and each one was a message more for every hop between host and page.
+     */
+    quiet: z.boolean().optional(),
+  }),
   /** Receive events whose name starts with one of these prefixes ('' = all). Replaces earlier filters. */
   z.object({ t: z.literal('subscribe'), prefixes: z.array(z.string().max(200)).max(100) }),
 ]);

@@ -44,7 +44,9 @@ export function openConnection(
         return;
       }
       app.router.call(msg.method, msg.params, { clientId, origin }).then(
-        (result) => reply({ t: 'result', id: msg.id, result }),
+        (result) => {
+          if (!msg.quiet) reply({ t: 'result', id: msg.id, result });
+        },
         (err: unknown) => reply({ t: 'error', id: msg.id, error: toSerializedError(err) }),
       );
     },

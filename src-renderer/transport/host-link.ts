@@ -53,6 +53,11 @@ export class HostLink {
     return client.call(method, ...params);
   }
 
+  /** A call that needs no answer (ContractClient.notify); dropped while disconnected. */
+  notify<M extends MethodName>(method: M, ...params: undefined extends Input<M> ? [Input<M>?] : [Input<M>]): void {
+    this.client?.notify(method, ...params);
+  }
+
   /** Listens to an event across reconnects. */
   on<E extends EventName>(name: E, listener: (payload: EventPayload<E>) => void): Disposer {
     const reg: Registration = (client) => client.on(name, listener);

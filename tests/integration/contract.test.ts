@@ -17,6 +17,7 @@ import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
 import { connectWebSocket } from '../../src-main/server/ws-client.js';
 import { startServer } from '../../src-main/server/ws-server.js';
+import { until } from '../fixtures/poll.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
 interface Harness {
@@ -149,6 +150,21 @@ for (const [name, make] of Object.entries(transports)) {
       expect(s['terminal.fontSize']).toBe(16);
       await expect(h.client.callRaw('settings.set', { 'terminal.fontSize': 1000 })).rejects.toMatchObject({ code: 'EBADARGS' });
       await expect(h.client.callRaw('settings.set', { 'no.such.key': 1 })).rejects.toMatchObject({ code: 'EBADARGS' });
+    });
+
+    test('a notify is carried out without an answer; a failing one reports its error', async () => {
+      const errors: WraithError[] = [];
+      const off = h.client.onNotifyError((e) => errors.push(e));
+      const unmatched = h.client.unmatchedReplies;
+      h.client.notify('settings.set', { 'terminal.fontSize': 17 });
+      h.client.notify('settings.set', { 'terminal.fontSize': 1000 });
+      // One connection handles its messages in order: a call after them sees their effect.
+      expect((await h.client.call('settings.get'))['terminal.fontSize']).toBe(17);
+      await until('the failing notify to report', () => errors.length > 0);
+      expect(errors).toEqual([expect.objectContaining({ code: 'EBADARGS' })]);
+      // Nothing answered the notify that worked.
+      expect(h.client.unmatchedReplies).toBe(unmatched);
+      off();
     });
 
     // Emitting needs the host in this process; the serve-process harness covers the rest.

@@ -61,7 +61,7 @@ export class TerminalHub {
    */
   arm(sessionId: string): void {
     this.flushOne(sessionId);
-    this.host.call('terminal.ack', { sessionId, bytes: 0 }).catch(() => undefined);
+    this.host.notify('terminal.ack', { sessionId, bytes: 0 });
   }
 
   /** Credit back to the host: `bytes` more of this session's output were processed. */
@@ -101,8 +101,9 @@ export class TerminalHub {
     const bytes = this.pendingAcks.get(sessionId) ?? 0;
     this.pendingAcks.delete(sessionId);
     if (bytes <= 0) return;
-    // A closed session or an older host without flow control: nothing to credit, nothing to fix.
-    this.host.call('terminal.ack', { sessionId, bytes }).catch(() => undefined);
+    // A closed session or an older host without flow control: nothing to credit, nothing to fix,
+    // so no answer is asked for.
+    this.host.notify('terminal.ack', { sessionId, bytes });
   }
 }
 

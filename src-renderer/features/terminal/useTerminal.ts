@@ -75,7 +75,8 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
   const disposers: (() => void)[] = [];
 
   function send(data: string | Uint8Array<ArrayBuffer>): void {
-    if (attached) host.call('terminal.write', { sessionId: attached, data }).catch(() => undefined);
+    // A keystroke needs no answer; a session that is gone says so through its state, not here.
+    if (attached) host.notify('terminal.write', { sessionId: attached, data });
   }
 
   /**
