@@ -42,12 +42,29 @@ export class RequestSlots {
     this.free = Math.max(1, size);
   }
 
-  async acquire(): Promise<void> {
+  /**
+   * Resolves true with a slot (give it back with release()), or false without one when `signal`
+   * aborts first: a cancelled transfer must not wait for slots another transfer holds.
+   */
+  acquire(signal?: AbortSignal): Promise<boolean> {
+    if (signal?.aborted) return Promise.resolve(false);
     if (this.free > 0) {
       this.free -= 1;
-      return;
+      return Promise.resolve(true);
     }
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
+    return new Promise<boolean>((resolve) => {
+      const grant = () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(true);
+      };
+      const onAbort = () => {
+        const i = this.waiting.indexOf(grant);
+        if (i >= 0) this.waiting.splice(i, 1);
+        resolve(false);
+      };
+      this.waiting.push(grant);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
   }
 
   release(): void {
@@ -77,7 +94,8 @@ async function pipeline(
     while (!failed) {
       throwIfAborted(opts.signal, what);
       if (next >= eofAt) return;
-      await opts.slots.acquire();
+      // Without a slot only when cancelled while waiting for one.
+      if (!(await opts.slots.acquire(opts.signal))) throwIfAborted(opts.signal, what);
       try {
         // Waiting for a slot took time: the copy may have been cancelled, failed or finished meanwhile.
         throwIfAborted(opts.signal, what);
