@@ -287,6 +287,11 @@ async function mainThreadCpu(cdp: BenchPage): Promise<() => Promise<number>> {
   };
 }
 
+/** Frames the Wraith page has received so far, by path (wraithInspect.transport). */
+function frameCounts(page: BenchPage): Promise<{ mailbox: number; posted: number }> {
+  return page.evaluate(() => window.wraithInspect?.transport.frameCounts() ?? { mailbox: 0, posted: 0 }, null);
+}
+
 /** User + system CPU time of a process so far, from /proc (Linux). */
 function processCpuMs(pid: number | undefined): number {
   if (pid === undefined) return NaN;
@@ -794,14 +799,13 @@ try {
     const roots: CpuRoots = { host: host.process.pid, sshd: Number(readFileSync(join(sshd.dir, 'sshd.pid'), 'utf8')) };
     const { wr, wraithMainCpu, hostCpu, wraithSplit, wsFrames } = await onWraithTab(async (tab) => {
       const pageCpu = await mainThreadCpu(tab);
-      const counts = () => tab.evaluate(() => window.wraithInspect?.transport.frameCounts() ?? { mailbox: 0, posted: 0 }, null);
-      const f0 = await counts();
+      const f0 = await frameCounts(tab);
       const cpu0 = processCpuMs(host.process.pid);
       const main0 = await pageCpu();
       const snap0 = cpuSnapshot();
       const wr = await profiled(tab, `wraith-${r}`, () => wraithThroughput(tab, id, file, r));
       const wraithSplit = cpuSplit(snap0, cpuSnapshot(), roots);
-      const f1 = await counts();
+      const f1 = await frameCounts(tab);
       const wsFrames = { mailbox: f1.mailbox - f0.mailbox, posted: f1.posted - f0.posted };
       return { wr, wraithMainCpu: (await pageCpu()) - main0, hostCpu: processCpuMs(host.process.pid) - cpu0, wraithSplit, wsFrames };
     });
@@ -858,10 +862,9 @@ try {
   const e2 = await ssh2Echo(sshd);
   const { ew, floor, paths } = await onWraithTab(async (tab) => {
     await tab.bringToFront();
-    const counts = () => tab.evaluate(() => window.wraithInspect?.transport.frameCounts() ?? { mailbox: 0, posted: 0 }, null);
-    const c0 = await counts();
+    const c0 = await frameCounts(tab);
     const ew = await profiled(tab, 'echo', () => wraithEcho(tab, id));
-    const c1 = await counts();
+    const c1 = await frameCounts(tab);
     const floor = (await browserWebSocketEcho(KEYS)).sort((a, b) => a - b);
     return { ew, floor, paths: { mailbox: c1.mailbox - c0.mailbox, posted: c1.posted - c0.posted } };
   });

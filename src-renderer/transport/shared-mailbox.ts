@@ -76,7 +76,6 @@ export class MailboxWriter extends MailboxView {
     Atomics.notify(this.ctrl, WAKE);
     return true;
   }
-
 }
 
 /** The page's side. */

@@ -6,17 +6,16 @@ import { cancelledError, fromLocalError } from './sftp-errors.js';
 /**
  * Pipelined single-file copies between the SFTP channel and the local disk.
  *
- * Up to `concurrency` workers each own one buffer; a worker takes a request slot, claims the
+ * Up to `slots.size` workers each own one buffer; a worker takes a request slot, claims the
  * next chunk offset, reads it, writes it, gives the slot back and claims again. The slots belong
  * to the SFTP channel (RequestSlots), so however many files and transfers share a channel, it
  * has a fixed number of requests in flight (what OpenSSH's sftp does with its 64 outstanding
- * requests). Memory is bounded by concurrency × chunkSize per file.
+ * requests). Memory is bounded by slots.size × chunkSize per file.
  * Cancellation is checked before every chunk: the in-flight ones finish (or fail) and stop.
  * Callers write to a temp name and rename; these functions never decide about final names.
  */
 export interface CopyOptions {
   chunkSize: number;
-  concurrency: number;
   /** The channel's request slots, shared by every copy on it. */
   slots: RequestSlots;
   signal: AbortSignal;
@@ -88,7 +87,7 @@ async function pipeline(
   let next = 0;
   let failed = false;
   let eofAt = size;
-  const workers = Math.max(1, Math.min(opts.concurrency, Math.ceil(size / opts.chunkSize)));
+  const workers = Math.max(1, Math.min(opts.slots.size, Math.ceil(size / opts.chunkSize)));
   const worker = async () => {
     let buf: Buffer | null = null;
     while (!failed) {

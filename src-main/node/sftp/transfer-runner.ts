@@ -55,11 +55,10 @@ async function pool<T>(items: readonly T[], n: number, signal: AbortSignal, fn: 
   if (failure) throw failure.reason;
 }
 
-function copyOptions(t: Transfer, tuning: TransferPlan): CopyOptions {
+function copyOptions(t: Transfer, plan: TransferPlan): CopyOptions {
   return {
-    chunkSize: tuning.chunkSize,
-    concurrency: tuning.slots.size,
-    slots: tuning.slots,
+    chunkSize: plan.chunkSize,
+    slots: plan.slots,
     signal: t.signal,
     onBytes: (n) => t.addBytes(n),
   };
@@ -73,10 +72,10 @@ function setTotals(t: Transfer, tree: Tree): void {
 // ---- download ----------------------------------------------------------------------------
 
 /** One remote file to `dest` through a temp beside it; the temp is gone whatever happens. */
-async function downloadOne(rfs: RemoteFs, t: Transfer, tuning: TransferPlan, remote: string, dest: string, mode: number, direct: boolean) {
+async function downloadOne(rfs: RemoteFs, t: Transfer, plan: TransferPlan, remote: string, dest: string, mode: number, direct: boolean) {
   const target = direct ? dest : localTempFor(dest);
   try {
-    await downloadFile(rfs, remote, target, mode, copyOptions(t, tuning));
+    await downloadFile(rfs, remote, target, mode, copyOptions(t, plan));
     if (!direct) {
       await rename(target, dest).catch((err: unknown) => {
         throw fromLocalError(err, 'rename into', dest);
@@ -89,7 +88,7 @@ async function downloadOne(rfs: RemoteFs, t: Transfer, tuning: TransferPlan, rem
   }
 }
 
-export async function runDownload(rfs: RemoteFs, t: Transfer, overwrite: boolean, tuning: TransferPlan): Promise<void> {
+export async function runDownload(rfs: RemoteFs, t: Transfer, overwrite: boolean, plan: TransferPlan): Promise<void> {
   const remote = t.remotePath;
   const dest = t.localPath ?? '';
   const st = await rfs.stat(remote);
@@ -112,7 +111,7 @@ export async function runDownload(rfs: RemoteFs, t: Transfer, overwrite: boolean
     }
     t.totalBytes = st.size;
     t.filesTotal = 1;
-    await downloadOne(rfs, t, tuning, remote, dest, st.mode & 0o777, false);
+    await downloadOne(rfs, t, plan, remote, dest, st.mode & 0o777, false);
     return;
   }
 
@@ -129,8 +128,8 @@ export async function runDownload(rfs: RemoteFs, t: Transfer, overwrite: boolean
   try {
     await mkdir(root, { recursive: true, mode: st.mode & 0o777 });
     for (const rel of tree.dirs) await mkdir(join(root, ...rel.split('/')), { recursive: true });
-    await pool(tree.files, tuning.fileConcurrency, t.signal, (f) =>
-      downloadOne(rfs, t, tuning, posix.join(remote, f.rel), join(root, ...f.rel.split('/')), f.mode & 0o777, staging !== null),
+    await pool(tree.files, plan.fileConcurrency, t.signal, (f) =>
+      downloadOne(rfs, t, plan, posix.join(remote, f.rel), join(root, ...f.rel.split('/')), f.mode & 0o777, staging !== null),
     );
     if (staging) {
       await rename(staging, dest).catch((err: unknown) => {
@@ -145,10 +144,10 @@ export async function runDownload(rfs: RemoteFs, t: Transfer, overwrite: boolean
 
 // ---- upload ------------------------------------------------------------------------------
 
-async function uploadOne(rfs: RemoteFs, t: Transfer, tuning: TransferPlan, local: string, dest: string, mode: number, direct: boolean, replace: boolean) {
+async function uploadOne(rfs: RemoteFs, t: Transfer, plan: TransferPlan, local: string, dest: string, mode: number, direct: boolean, replace: boolean) {
   const target = direct ? dest : tempNameFor(dest);
   try {
-    await uploadFile(rfs, local, target, mode, copyOptions(t, tuning));
+    await uploadFile(rfs, local, target, mode, copyOptions(t, plan));
     if (!direct) {
       if (replace) await rfs.replace(target, dest);
       else await rfs.rename(target, dest);
@@ -160,7 +159,7 @@ async function uploadOne(rfs: RemoteFs, t: Transfer, tuning: TransferPlan, local
   }
 }
 
-export async function runUpload(rfs: RemoteFs, t: Transfer, overwrite: boolean, tuning: TransferPlan): Promise<void> {
+export async function runUpload(rfs: RemoteFs, t: Transfer, overwrite: boolean, plan: TransferPlan): Promise<void> {
   const local = t.localPath ?? '';
   const dest = t.remotePath;
   const st = await stat(local).catch((err: unknown) => {
@@ -188,7 +187,7 @@ export async function runUpload(rfs: RemoteFs, t: Transfer, overwrite: boolean, 
     t.filesTotal = 1;
     // Replacing a file keeps its permissions; a new one takes the local file's.
     const mode = existing && existingType === 'file' ? existing.mode : st.mode;
-    await uploadOne(rfs, t, tuning, local, dest, mode & 0o777, false, existing !== null);
+    await uploadOne(rfs, t, plan, local, dest, mode & 0o777, false, existing !== null);
     return;
   }
 
@@ -208,10 +207,10 @@ export async function runUpload(rfs: RemoteFs, t: Transfer, overwrite: boolean, 
       const dir = posix.join(root, rel);
       if (staging || !(await rfs.lstatOrNull(dir))) await rfs.mkdir(dir);
     }
-    await pool(tree.files, tuning.fileConcurrency, t.signal, async (f) => {
+    await pool(tree.files, plan.fileConcurrency, t.signal, async (f) => {
       const remoteFile = posix.join(root, f.rel);
       const replace = staging === null && (await rfs.lstatOrNull(remoteFile)) !== null;
-      await uploadOne(rfs, t, tuning, join(local, ...f.rel.split('/')), remoteFile, f.mode & 0o777, staging !== null, replace);
+      await uploadOne(rfs, t, plan, join(local, ...f.rel.split('/')), remoteFile, f.mode & 0o777, staging !== null, replace);
     });
     if (staging) await rfs.rename(staging, dest);
   } catch (err) {
