@@ -43,6 +43,10 @@ import { SftpService } from '../src-main/node/sftp/sftp-service.js';
 import type { TransferTuning } from '../src-main/node/sftp/transfer-runner.js';
 import { startSshd } from '../tests/fixtures/sshd.js';
 import { sha256File } from '../tests/fixtures/files.js';
+import { missingHostHeapFlags, runUnderHostHeapFlags } from '../src-main/server/host-heap.js';
+
+// Wraith's host runs in this process here: give it the heap flags `wraith serve` runs under.
+if (missingHostHeapFlags().length > 0) await runUnderHostHeapFlags();
 
 const args = process.argv.slice(2);
 const arg = (name: string, dflt: number) => {

@@ -15,6 +15,10 @@ import { App } from '../src-main/node/app.js';
 import { connectInProcess } from '../src-main/node/in-process.js';
 import { startSshd } from '../tests/fixtures/sshd.js';
 import { ssh2EchoLatencies } from './ssh2-echo.js';
+import { missingHostHeapFlags, runUnderHostHeapFlags } from '../src-main/server/host-heap.js';
+
+// Wraith's host runs in this process here: give it the heap flags `wraith serve` runs under.
+if (missingHostHeapFlags().length > 0) await runUnderHostHeapFlags();
 
 const FILE_MB = Number(process.env.BENCH_FILE_MB ?? 100);
 const KEYSTROKES = Number(process.env.BENCH_KEYSTROKES ?? 400);

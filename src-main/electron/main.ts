@@ -16,6 +16,10 @@ import {
 /**
  * The Electron host: the same App as `wraith serve`, served to one hardened window over a
  * MessagePort. Everything that decides policy lives in window-policy.ts (unit-tested).
+ *
+ * Not yet here: the host heap flags `wraith serve` runs under (src-main/server/host-heap.ts).
+ * V8 reads them when this process starts, and `appendSwitch('js-flags')` only reaches
+ * renderers, so they need `--js-flags` on the packaged app's launcher.
  */
 
 const root = packageRoot();

@@ -1,8 +1,13 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { methods } from '../../src-main/common/contract/index.js';
+import { HOST_HEAP_FLAGS } from '../../src-main/server/host-heap.js';
+import { readRuntimeFile, runtimeFilePath } from '../../src-main/server/runtime-file.js';
+import { until } from '../fixtures/poll.js';
 import { type WraithServer, REPO_ROOT, startWraithServer } from '../fixtures/wraith-server.js';
 
 const run = promisify(execFile);
@@ -60,4 +65,31 @@ test('without a running host, call says how to start one', async () => {
   );
   expect(code).toBe(1);
   expect(JSON.parse(stderr)).toMatchObject({ code: 'EUNAVAILABLE', message: expect.stringContaining('wraith serve') });
+});
+
+test('wraith serve started without the host heap flags runs the host under them, and stops with it', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'wraith-heap-'));
+  // No Node flags at all, the way `npm run serve` or a user's shell starts it.
+  const wrapper = spawn(process.execPath, [wraith, 'serve', '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => wrapper.once('exit', (code, signal) => resolve({ code, signal })));
+  try {
+    let out = '';
+    wrapper.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    await until('the host to listen', () => out.includes('Wraith listening on'));
+    const runtime = readRuntimeFile(dataDir);
+    expect(runtime).not.toBeNull();
+    // The host is the child, started with the flags; the process we started only waits for it.
+    expect(runtime!.pid).not.toBe(wrapper.pid);
+    const argv = readFileSync(`/proc/${runtime!.pid}/cmdline`, 'utf8').split('\0');
+    for (const flag of HOST_HEAP_FLAGS) expect(argv).toContain(flag);
+
+    wrapper.kill('SIGTERM');
+    expect(await exited).toEqual({ code: 0, signal: null });
+    // The host stopped too: it removed its runtime file on the way out.
+    expect(existsSync(runtimeFilePath(dataDir))).toBe(false);
+    expect(() => process.kill(runtime!.pid, 0)).toThrow();
+  } finally {
+    wrapper.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });
