@@ -12,6 +12,11 @@
  * of the whole machine comes from /proc/stat; interrupt time (loopback TCP is mostly softirq) is
  * charged to no process and is shown on its own; "other" is what nothing listed accounts for,
  * the bench process itself included.
+ *
+ * For the busiest renderer's main thread (xterm.js runs there) it also tells apart the time the
+ * thread ran and the time it was ready to run but waited for a core (/proc/PID/schedstat, the
+ * kernel's run-queue delay): a page that is slow because it was starved waits, a page that is
+ * slow because nothing reached it sleeps.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 
@@ -22,6 +27,8 @@ interface Proc {
   ticks: number;
   comm: string;
   cmdline: string;
+  /** The main thread's ns on a core and ns ready but waiting for one (schedstat); Chromium renderers only. */
+  mainThread?: { runNs: number; waitNs: number };
 }
 
 export interface CpuSnapshot {
@@ -42,7 +49,13 @@ function readProc(pid: number): Proc | null {
     // After "(comm) ": [0] state, [1] ppid, … [11] utime, [12] stime, [13] cutime, [14] cstime.
     const ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
     const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
-    return { ppid: Number(f[1]), ticks, comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), cmdline };
+    const proc: Proc = { ppid: Number(f[1]), ticks, comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), cmdline };
+    if (/chrom/.test(cmdline) && cmdline.includes('--type=renderer')) {
+      // "<ns on a core> <ns waiting on a run queue> <timeslices>", of the thread group leader.
+      const [runNs = 0, waitNs = 0] = readFileSync(`/proc/${pid}/schedstat`, 'utf8').trim().split(' ').map(Number);
+      proc.mainThread = { runNs, waitNs };
+    }
+    return proc;
   } catch {
     return null; // exited meanwhile
   }
@@ -90,13 +103,21 @@ export interface CpuSplit {
   groups: Map<string, number>;
   /** The processes behind "other", by name, biggest first. */
   others: [string, number][];
+  /** The main thread of the renderer that ran most: ms on a core, ms ready but waiting for one. */
+  pageMain: { onCpuMs: number; waitingMs: number } | null;
 }
 
 export function cpuSplit(before: CpuSnapshot, after: CpuSnapshot, roots: CpuRoots): CpuSplit {
   const groups = new Map<string, number>();
   const others = new Map<string, number>();
   let listed = 0;
+  let pageMain: CpuSplit['pageMain'] = null;
   for (const [pid, p] of after.procs) {
+    const was = before.procs.get(pid)?.mainThread;
+    if (p.mainThread && was) {
+      const onCpuMs = (p.mainThread.runNs - was.runNs) / 1e6;
+      if (onCpuMs > (pageMain?.onCpuMs ?? 0)) pageMain = { onCpuMs, waitingMs: (p.mainThread.waitNs - was.waitNs) / 1e6 };
+    }
     const d = (p.ticks - (before.procs.get(pid)?.ticks ?? 0)) * TICK_MS;
     if (d <= 0) continue;
     const g = group(pid, after, roots);
@@ -110,7 +131,7 @@ export function cpuSplit(before: CpuSnapshot, after: CpuSnapshot, roots: CpuRoot
   groups.set('other', (groups.get('other') ?? 0) + Math.max(0, machine - listed - irq));
   groups.set('machine', machine);
   groups.set('steal', (after.stealTicks - before.stealTicks) * TICK_MS);
-  return { wallMs: after.at - before.at, groups, others: [...others.entries()].sort((a, b) => b[1] - a[1]) };
+  return { wallMs: after.at - before.at, groups, others: [...others.entries()].sort((a, b) => b[1] - a[1]), pageMain };
 }
 
 /** "machine 1.84 cores: host 0.41, chromium renderer 0.72, …" (cores = CPU ms / wall ms), biggest first. */
@@ -127,4 +148,12 @@ export function formatCpuSplit(split: CpuSplit): string {
   const steal = split.groups.get('steal') ?? 0;
   const stolen = steal / split.wallMs >= 0.005 ? ` (and ${cores(steal)} taken by the hypervisor)` : '';
   return `machine ${cores(split.groups.get('machine') ?? 0)} cores busy: ${parts.join(', ')}${stolen}`;
+}
+
+/** "on a core 58% of the time, ready but waiting for a core 41%" for the busiest renderer's main thread. */
+export function formatPageMain(split: CpuSplit): string {
+  const m = split.pageMain;
+  if (!m) return 'no renderer ran';
+  const pct = (ms: number) => `${((ms / split.wallMs) * 100).toFixed(0)}%`;
+  return `on a core ${pct(m.onCpuMs)} of the time, ready but waiting for a core ${pct(m.waitingMs)}`;
 }

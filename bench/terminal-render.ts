@@ -54,7 +54,7 @@ import { CdpPage, type DetachableChromium, launchDetachableChromium } from './cd
 import { type SshdHandle, startSshd } from '../tests/fixtures/sshd.js';
 import { REPO_ROOT, type WraithServer, startWraithServer } from '../tests/fixtures/wraith-server.js';
 import { ssh2EchoLatencies } from './ssh2-echo.js';
-import { type CpuRoots, cpuSnapshot, cpuSplit, formatCpuSplit } from './cpu-split.js';
+import { type CpuRoots, cpuSnapshot, cpuSplit, formatCpuSplit, formatPageMain } from './cpu-split.js';
 
 const args = process.argv.slice(2);
 const arg = (name: string, dflt: number) => {
@@ -844,6 +844,7 @@ try {
     );
     console.log(`    whole machine during the Wraith run: ${formatCpuSplit(wraithSplit)}`);
     console.log(`    whole machine during xterm.js only : ${formatCpuSplit(inTabSplit)}`);
+    console.log(`    the page's main thread during the Wraith run: ${formatPageMain(wraithSplit)}; during xterm.js only: ${formatPageMain(inTabSplit)}`);
   }
   if (!SKIP_THROUGHPUT) {
     const best = (v: number[]) => Math.max(...v);
