@@ -1,6 +1,7 @@
 /**
  * The SFTP panel of an SSH tab in real Chromium against a real OpenSSH sshd: browse, mkdir,
  * upload (file input, folder input) streamed in chunks and checked by sha256 on the server,
+ * an upload's progress and its cancel from the transfers list,
  * sort, hidden files, rename, chmod, edit in place (and refusal of a binary file), download,
  * delete with confirmation.
  */
@@ -104,6 +105,23 @@ describe('the SFTP panel of an SSH tab', () => {
     expect(sha256(readFileSync(remote('random.bin')))).toBe(sha256(payload));
     expect(readdirSync(remote()).filter((n) => n.includes('wraith-part'))).toEqual([]);
     await expect.poll(() => row('random.bin').locator('.col-size').innerText()).toBe('3.5 MB');
+  });
+
+  it("shows an upload's progress, and cancels it from the transfers list leaving nothing behind", async () => {
+    // 512 MiB (sparse, read back as zeros): seconds of transfer, time enough to press Cancel.
+    const big = join(localDir, 'big.bin');
+    execFileSync('truncate', ['-s', '512M', big]);
+    await panel().locator('input[name=sftp-upload]').setInputFiles(big);
+    const transfer = panel().locator('.transfer').filter({ hasText: 'big.bin' });
+    const progress = transfer.getByRole('progressbar', { name: 'big.bin progress' });
+    await expect.poll(async () => Number((await progress.getAttribute('aria-valuenow')) ?? 0), { timeout: 20_000 }).toBeGreaterThan(0);
+    expect(await transfer.locator('.transfer-meta').innerText()).toMatch(/ of 512 MB/);
+    await transfer.getByRole('button', { name: 'Cancel upload of big.bin' }).click();
+    await expect.poll(() => transfer.getAttribute('data-state'), { timeout: 20_000 }).toBe('cancelled');
+    expect(await transfer.innerText()).toContain('Cancelled — nothing was left behind');
+    // Neither the file nor its temporary name is on the server, and the listing does not show it.
+    expect(readdirSync(remote()).filter((n) => n.includes('big.bin') || n.includes('wraith-part'))).toEqual([]);
+    expect(await names()).not.toContain('big.bin');
   });
 
   it('uploads a file dropped on the panel, showing where it will go while dragging', async () => {
