@@ -105,11 +105,13 @@ export function useSftpTransfers(sessionId: () => string | null) {
       for (let offset = 0; offset < file.size; offset += chunk) {
         if (abort.signal.aborted) throw new WraithError('ECANCELLED', `The upload of ${file.name} was cancelled.`);
         const data = new Uint8Array(await file.slice(offset, Math.min(file.size, offset + chunk)).arrayBuffer());
-        pending.push(
-          host.call('sftp.uploadChunk', { transferId: id, offset, data }).then((res) => {
-            if (r.bytes < res.bytes) r.bytes = res.bytes;
-          }),
-        );
+        const sent = host.call('sftp.uploadChunk', { transferId: id, offset, data }).then((res) => {
+          if (r.bytes < res.bytes) r.bytes = res.bytes;
+        });
+        // Marked handled at once: after a cancel the chunks still in flight fail, and the loop that
+        // would await them has already left. A chunk that fails first still reaches it below.
+        sent.catch(() => undefined);
+        pending.push(sent);
         if (pending.length >= IN_FLIGHT) await pending.shift();
       }
       await Promise.all(pending);
@@ -118,8 +120,11 @@ export function useSftpTransfers(sessionId: () => string | null) {
     } catch (err) {
       const e = asWraithError(err);
       if (r.state === 'running') {
-        store.update(id, { state: e.code === 'ECANCELLED' ? 'cancelled' : 'failed', error: e.code === 'ECANCELLED' ? null : e.message });
-        if (e.code !== 'ECANCELLED') await host.call('sftp.cancel', { transferId: id }).catch(() => undefined);
+        // The row ends only once the host has removed the temp file (sftp.cancel resolves then, and
+        // is harmless when the transfer already ended): "Cancelled — nothing was left behind" must
+        // be true when it shows, whoever cancelled.
+        await host.call('sftp.cancel', { transferId: id }).catch(() => undefined);
+        if (r.state === 'running') store.update(id, { state: e.code === 'ECANCELLED' ? 'cancelled' : 'failed', error: e.code === 'ECANCELLED' ? null : e.message });
       }
       throw e;
     } finally {
