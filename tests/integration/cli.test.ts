@@ -72,12 +72,14 @@ test('wraith serve started without the host heap flags runs the host under them,
   // No Node flags at all, the way `npm run serve` or a user's shell starts it.
   const wrapper = spawn(process.execPath, [wraith, 'serve', '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => wrapper.once('exit', (code, signal) => resolve({ code, signal })));
+  let hostPid: number | undefined;
   try {
     let out = '';
     wrapper.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
     await until('the host to listen', () => out.includes('Wraith listening on'));
     const runtime = readRuntimeFile(dataDir);
     expect(runtime).not.toBeNull();
+    hostPid = runtime!.pid;
     // The host is the child, started with the flags; the process we started only waits for it.
     expect(runtime!.pid).not.toBe(wrapper.pid);
     const argv = readFileSync(`/proc/${runtime!.pid}/cmdline`, 'utf8').split('\0');
@@ -89,6 +91,14 @@ test('wraith serve started without the host heap flags runs the host under them,
     expect(existsSync(runtimeFilePath(dataDir))).toBe(false);
     expect(() => process.kill(runtime!.pid, 0)).toThrow();
   } finally {
+    // A failed check must not leave the host running without the process that waited for it.
+    if (hostPid !== undefined) {
+      try {
+        process.kill(hostPid, 'SIGKILL');
+      } catch {
+        // already gone, as it should be
+      }
+    }
     wrapper.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
   }
