@@ -6,7 +6,7 @@
  * allocation limit, and that limit is set from the heap's recent growth. After a quiet spell
  * (12 s was enough: a user who opens a session, then uploads a file) the limit sits a few MB above
  * a ~22 MB heap, so every few MB of packets start a full mark-compact. Measured on a 300 MB SFTP
- * upload after 12 s idle: 15–21 mark-compacts and 3.1–4.3 CPU s/GB, against 0 and 1.7–2.0 s/GB
+ * upload after 12 s idle: 10–21 mark-compacts and 2.4–4.3 CPU s/GB, against 0 and 1.7–2.0 s/GB
  * back to back. With the old generation started at 128 MB: 0–1 mark-compacts and 1.7–2.2 s/GB
  * after idle too. A terminal flood gained the same way: 3 mark-compacts instead of 16–26, and
  * 4.2–6.5 instead of 6.8–9.3 ms of host CPU per MiB of output.
