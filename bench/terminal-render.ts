@@ -292,14 +292,6 @@ function frameCounts(page: BenchPage): Promise<{ mailbox: number; posted: number
   return page.evaluate(() => window.wraithInspect?.transport.frameCounts() ?? { mailbox: 0, posted: 0 }, null);
 }
 
-/** User + system CPU time of a process so far, from /proc (Linux). */
-function processCpuMs(pid: number | undefined): number {
-  if (pid === undefined) return NaN;
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
-  return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
-}
-
 // ---------------------------------------------------------------- 1. throughput
 /** Types the command, arms the in-page clock, presses Enter; resolves with the in-page ms. */
 async function wraithThroughput(page: BenchPage, id: string, file: string, round: number): Promise<{ ms: number; frames: number }> {
@@ -800,14 +792,14 @@ try {
     const { wr, wraithMainCpu, hostCpu, wraithSplit, wsFrames } = await onWraithTab(async (tab) => {
       const pageCpu = await mainThreadCpu(tab);
       const f0 = await frameCounts(tab);
-      const cpu0 = processCpuMs(host.process.pid);
       const main0 = await pageCpu();
       const snap0 = cpuSnapshot();
       const wr = await profiled(tab, `wraith-${r}`, () => wraithThroughput(tab, id, file, r));
       const wraithSplit = cpuSplit(snap0, cpuSnapshot(), roots);
       const f1 = await frameCounts(tab);
       const wsFrames = { mailbox: f1.mailbox - f0.mailbox, posted: f1.posted - f0.posted };
-      return { wr, wraithMainCpu: (await pageCpu()) - main0, hostCpu: processCpuMs(host.process.pid) - cpu0, wraithSplit, wsFrames };
+      // The split already read the host's CPU from /proc for the same span.
+      return { wr, wraithMainCpu: (await pageCpu()) - main0, hostCpu: wraithSplit.groups.get('host') ?? NaN, wraithSplit, wsFrames };
     });
     const w = wr.ms;
     res.wraith.push(crlf.byteLength / w);
