@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
+import sharp from 'sharp';
 import { type TestBrowser, createSshConnectionInUi, openApp } from '../fixtures/browser.js';
 import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
@@ -45,6 +46,28 @@ async function renderedRow(line: string): Promise<{ x: number; y: number; width:
   const box = await rows.nth(await index()).boundingBox();
   if (!box) throw new Error(`the row "${line}" has no box`);
   return box;
+}
+
+/**
+ * Pixels that differ from the background in the given box of the screen: ink. The box's first
+ * pixel is taken as the background.
+ */
+async function inkIn(box: { x: number; y: number; width: number; height: number }): Promise<number> {
+  const png = await page.screenshot({ clip: box });
+  const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
+  let ink = 0;
+  for (let i = 0; i < data.length; i += info.channels) {
+    let diff = 0;
+    for (let c = 0; c < 3; c++) diff = Math.max(diff, Math.abs((data[i + c] ?? 0) - (data[c] ?? 0)));
+    if (diff > 48) ink += 1;
+  }
+  return ink;
+}
+
+/** A row that reads only underscores, with an empty row below it, has ink in those two rows. */
+async function underscoreInk(): Promise<number> {
+  const row = await renderedRow('_'.repeat(24));
+  return inkIn({ x: row.x, y: row.y, width: row.width, height: row.height * 2 });
 }
 
 /** Lines of output that are exactly `line` (the echoed command line does not count). */
@@ -117,6 +140,15 @@ describe('terminals in browser mode', () => {
     await expect.poll(() => count.innerText()).toBe('No matches');
     await search.press('Escape');
     await search.waitFor({ state: 'detached' });
+  });
+
+  it('draws underscores, which DejaVu Sans Mono puts below the cell', async () => {
+    // xterm's DOM renderer clips each row to the cell (xterm.js #4067); that hid every `_`.
+    const id = await activeSessionId();
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type("printf '%s\\n\\n' $(printf '_%.0s' $(seq 24))\n");
+    await waitForLine(id, '_'.repeat(24));
+    expect(await underscoreInk()).toBeGreaterThan(24);
   });
 
   it('asks before a multi-line paste, then pastes it', async () => {
