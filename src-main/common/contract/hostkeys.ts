@@ -28,10 +28,15 @@ export const hostkeysMethods = {
     HostKeyEntry,
     'Trusts a key for host:port (replacing any key trusted before, deliberately).',
   ),
-  'hostkeys.forget': method(Target, Ok, 'Forgets the trusted key(s) of host:port.'),
+  'hostkeys.forget': method(
+    Target,
+    Ok,
+    'Forgets the trusted key(s) of host:port. A hashed known_hosts name (|1|…, as hostkeys.list shows it) as host forgets that entry.',
+  ),
   'hostkeys.importKnownHosts': method(
-    z.object({ path: z.string().max(4096).optional() }).optional(),
+    z.object({ path: z.string().min(1).max(4096).optional() }).optional(),
     z.object({ imported: z.number().int(), skipped: z.number().int() }),
-    "Imports an OpenSSH known_hosts file (default ~/.ssh/known_hosts), hashed entries included.",
+    'Imports an OpenSSH known_hosts file of the host machine (default ~/.ssh/known_hosts; "~/" is expanded), hashed entries included. ' +
+      'imported counts new host/key pairs (keys already trusted are not counted); skipped counts @cert-authority/@revoked lines, wildcard patterns and unreadable lines.',
   ),
 };

@@ -1,5 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { HostKeyEntry } from '../../common/contract/hostkeys.js';
@@ -27,6 +27,8 @@ interface Row {
 export function sshFingerprint(keyBlob: Uint8Array): string {
   return 'SHA256:' + createHash('sha256').update(keyBlob).digest('base64').replace(/=+$/, '');
 }
+
+const MAX_KNOWN_HOSTS_BYTES = 64 * 1024 * 1024;
 
 /** How OpenSSH writes a host in known_hosts: bare on port 22, "[host]:port" otherwise. */
 export function knownHostsName(host: string, port: number): string {
@@ -76,7 +78,13 @@ export class HostKeyStore {
     return { kind, host, port, keyType, fingerprint, source: 'user', addedAt: now };
   }
 
+  /**
+   * Forgets every key trusted for host:port, hashed known_hosts entries for it included. A hashed
+   * name itself ("|1|salt|hash", as hostkeys.list shows it) forgets that entry whatever the port:
+   * nobody can tell which host:port it stands for.
+   */
   forget(kind: HostKeyKind, host: string, port: number): number {
+    if (host.startsWith('|1|')) return this.db.prepare('DELETE FROM known_hosts WHERE kind = ? AND host = ? AND hashed = 1').run(kind, host).changes;
     const hashedHits = this.hashedRows(kind, host, port).map((r) => r.host);
     let n = this.db.prepare('DELETE FROM known_hosts WHERE kind = ? AND host = ? AND port = ?').run(kind, host, port).changes;
     for (const h of hashedHits) n += this.db.prepare('DELETE FROM known_hosts WHERE kind = ? AND host = ?').run(kind, h).changes;
@@ -84,8 +92,20 @@ export class HostKeyStore {
   }
 
   /** Imports an OpenSSH known_hosts file: plain, "[host]:port", comma lists and hashed entries. */
-  importKnownHosts(path = join(homedir(), '.ssh', 'known_hosts')): { imported: number; skipped: number } {
+  importKnownHosts(file = '~/.ssh/known_hosts'): { imported: number; skipped: number } {
+    // "~/" as a person types it, in the UI or on the command line.
+    const path = file === '~' || file.startsWith('~/') ? join(homedir(), file.slice(1)) : file;
     if (!existsSync(path)) throw new WraithError('ENOTFOUND', `No known_hosts file at ${path}.`);
+    let text: string;
+    try {
+      // Thousands of hosts take a few MB; anything far larger is not a known_hosts file.
+      if (statSync(path).size > MAX_KNOWN_HOSTS_BYTES) throw new WraithError('EBADARGS', `${path} is over 64 MB: not an OpenSSH known_hosts file.`);
+      text = readFileSync(path, 'utf8');
+    } catch (err) {
+      if (err instanceof WraithError) throw err;
+      const code = (err as NodeJS.ErrnoException).code ?? 'EIO';
+      throw new WraithError(code === 'EACCES' ? 'EDENIED' : 'EIO', `Cannot read ${path} (${code}): pick an OpenSSH known_hosts file.`);
+    }
     const put = this.db.prepare(
       `INSERT OR IGNORE INTO known_hosts (kind, host, port, key_type, fingerprint, hashed, source, added_at)
        VALUES ('ssh', ?, ?, ?, ?, ?, 'known_hosts', ?)`,
@@ -94,7 +114,7 @@ export class HostKeyStore {
     let imported = 0;
     let skipped = 0;
     this.db.transaction(() => {
-      for (const raw of readFileSync(path, 'utf8').split('\n')) {
+      for (const raw of text.split('\n')) {
         const line = raw.trim();
         if (!line || line.startsWith('#')) continue;
         const parts = line.split(/\s+/);
@@ -104,23 +124,26 @@ export class HostKeyStore {
           continue;
         }
         const [hosts = '', keyType = '', b64 = ''] = parts;
-        const blob = Buffer.from(b64, 'base64');
-        if (blob.length === 0) {
+        const blob = keyBlob(keyType, b64);
+        if (!blob) {
           skipped++;
           continue;
         }
         const fp = sshFingerprint(blob);
         for (const h of hosts.split(',')) {
           if (h.startsWith('|1|')) {
-            imported += put.run(h, 0, keyType, fp, 1, now).changes;
-            continue;
-          }
-          if (/[*?!]/.test(h)) {
-            skipped++;
+            if (HASHED_NAME.test(h)) imported += put.run(h, 0, keyType, fp, 1, now).changes;
+            else skipped++;
             continue;
           }
           const m = /^\[(.+)\]:(\d+)$/.exec(h);
-          imported += put.run(m?.[1] ?? h, m ? Number(m[2]) : 22, keyType, fp, 0, now).changes;
+          const port = m ? Number(m[2]) : 22;
+          // Patterns (*, ?, negation) name no single host; we trust exact names only.
+          if (/[*?!]/.test(h) || !h || port < 1 || port > 65535) {
+            skipped++;
+            continue;
+          }
+          imported += put.run(m?.[1] ?? h, port, keyType, fp, 0, now).changes;
         }
       }
     })();
@@ -142,6 +165,22 @@ export class HostKeyStore {
       return createHmac('sha1', Buffer.from(salt, 'base64')).update(name).digest('base64') === hash;
     });
   }
+}
+
+/** "|1|" base64 salt "|" base64 HMAC-SHA1, as `ssh-keygen -H` and HashKnownHosts write names. */
+const HASHED_NAME = /^\|1\|[A-Za-z0-9+/]+=*\|[A-Za-z0-9+/]+=*$/;
+
+/**
+ * The key blob of a known_hosts line, or null when the line is not one: the blob must start with
+ * its own key type as an SSH string (what every OpenSSH public key does), so a line of some other
+ * file that happens to have three words is not taken for a key.
+ */
+function keyBlob(keyType: string, b64: string): Buffer | null {
+  if (!/^[A-Za-z0-9+/]+=*$/.test(b64)) return null;
+  const blob = Buffer.from(b64, 'base64');
+  if (blob.length < 4 + keyType.length) return null;
+  const len = blob.readUInt32BE(0);
+  return len === keyType.length && blob.toString('latin1', 4, 4 + len) === keyType ? blob : null;
 }
 
 function toEntry(r: Row): HostKeyEntry {
