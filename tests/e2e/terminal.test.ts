@@ -151,6 +151,15 @@ describe('terminals in browser mode', () => {
     expect(await underscoreInk()).toBeGreaterThan(24);
   });
 
+  it('gives emoji two cells (Unicode 11 widths), as the remote side counts them', async () => {
+    // The shell asks the terminal where the cursor is after an emoji (CSI 6n); xterm's answer
+    // travels back through Wraith as input. Unicode 6 widths would put it in column 2, not 3.
+    const id = await activeSessionId();
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type("printf '\\r\\360\\237\\230\\200\\033[6n'; IFS= read -rsd R pos; echo; echo \"col=${pos##*;}\"\n");
+    await waitForLine(id, 'col=3');
+  });
+
   it('asks before a multi-line paste, then pastes it', async () => {
     const id = await activeSessionId();
     const paste = () =>
