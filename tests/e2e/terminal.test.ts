@@ -364,6 +364,59 @@ describe('terminals in browser mode', () => {
     await expect.poll(fontSize).toBe(start);
   });
 
+  it('has a right-click menu: select all, copy, paste, clear scrollback', async () => {
+    await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(server.openUrl).origin });
+    const id = await activeSessionId();
+    const xterm = page.locator('.tab-panel:visible .xterm');
+    const menu = page.getByRole('menu', { name: 'Terminal' });
+    const pick = async (item: RegExp) => {
+      await xterm.click({ button: 'right', position: { x: 200, y: 40 } });
+      await menu.getByRole('menuitem', { name: item }).click();
+      await menu.waitFor({ state: 'detached' });
+    };
+    await xterm.click();
+    await page.keyboard.type('echo menu-$((5*5))\n');
+    await waitForLine(id, 'menu-25');
+
+    // Nothing selected: Copy is there but off; Escape closes the menu and typing goes on.
+    await xterm.click({ button: 'right', position: { x: 200, y: 40 } });
+    expect(await menu.getByRole('menuitem', { name: /^Copy/ }).isDisabled()).toBe(true);
+    await page.keyboard.press('Escape');
+    await menu.waitFor({ state: 'detached' });
+
+    await page.evaluate(() => navigator.clipboard.writeText('before'));
+    await pick(/^Select all/);
+    await pick(/^Copy/);
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toContain('menu-25');
+
+    await page.evaluate(() => navigator.clipboard.writeText('echo pasted-$((6*6))'));
+    await pick(/^Paste/);
+    // The clipboard is read asynchronously: Enter only once the text is on the command line.
+    await expect.poll(async () => (await terminalText(id)).includes('echo pasted-$((6*6))')).toBe(true);
+    await page.keyboard.press('Enter');
+    await waitForLine(id, 'pasted-36');
+
+    // A program that asked for mouse events (here: X10 mouse mode) gets the right click;
+    // Shift+right-click still opens the menu.
+    await page.keyboard.type("printf '\\033[?1000h'; echo mouse-on\n");
+    await waitForLine(id, 'mouse-on');
+    await xterm.click({ button: 'right', position: { x: 200, y: 40 } });
+    await page.waitForTimeout(300);
+    expect(await menu.count()).toBe(0);
+    await xterm.click({ button: 'right', position: { x: 200, y: 40 }, modifiers: ['Shift'] });
+    await menu.waitFor();
+    await page.keyboard.press('Escape');
+    await menu.waitFor({ state: 'detached' });
+    await page.keyboard.press('Control+C'); // drop what the right click typed at the prompt
+    await page.keyboard.type("printf '\\033[?1000l'; echo mouse-off\n");
+    await waitForLine(id, 'mouse-off');
+
+    await pick(/^Clear scrollback/);
+    await expect.poll(async () => (await terminalText(id)).includes('menu-25')).toBe(false);
+    await page.keyboard.type('echo after-clear\n');
+    await waitForLine(id, 'after-clear');
+  });
+
   it('copies a selection to the clipboard when copy-on-select is on', async () => {
     await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(server.openUrl).origin });
     const id = await activeSessionId();

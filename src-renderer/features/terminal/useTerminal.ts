@@ -337,5 +337,19 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
       term?.focus();
     },
     measure: () => ({ cols: term?.cols ?? 80, rows: term?.rows ?? 24 }),
+    hasSelection: () => term?.hasSelection() ?? false,
+    /** True while the program in the terminal asked for mouse events (mc, htop, vim with mouse=a). */
+    programWantsMouse: () => (term?.modes.mouseTrackingMode ?? 'none') !== 'none',
+    copySelection,
+    /** Pastes the clipboard's text as Ctrl+Shift+V does (bracketed, multi-line confirmation). */
+    pasteClipboard: async (): Promise<boolean> => {
+      const text = await navigator.clipboard?.readText().catch(() => null);
+      if (text === null || text === undefined) return false;
+      await paste(text);
+      return true;
+    },
+    selectAll: () => term?.selectAll(),
+    /** Drops the scrollback and the screen above the cursor line; the session is not touched. */
+    clear: () => term?.clear(),
   };
 }
