@@ -204,7 +204,7 @@ export class App {
   }
 
   private registerSftp(): void {
-    registerSftpHandlers(this.router, this.sftp);
+    registerSftpHandlers(this.router, this.sftp, { httpDownloads: this.options.host === 'server' });
   }
 
   private registerAi(): void {

@@ -98,6 +98,10 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       refuse(res, 405, 'Wraith: only GET is served here.');
       return;
     }
+    if (url.pathname.startsWith('/download/')) {
+      serveDownload(app, url.pathname, req, res);
+      return;
+    }
     serveStatic(opts.staticDir, url.pathname, res);
   });
 
@@ -139,6 +143,38 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * GET /download/<ticket>/<name>: the file of an sftp.downloadLink, streamed as it is read. The
+ * ticket is good once (HEAD does not use it up); the token cookie was checked before.
+ */
+function serveDownload(app: App, pathname: string, req: IncomingMessage, res: ServerResponse): void {
+  const ticket = pathname.split('/')[2] ?? '';
+  if (req.method === 'HEAD') {
+    res.writeHead(405, { allow: 'GET', 'cache-control': 'no-store' });
+    res.end();
+    return;
+  }
+  const link = app.sftp.claimDownload(ticket);
+  if (!link) {
+    refuse(res, 404, 'Wraith: this download link was used already or has expired. Start the download again from the Files panel.');
+    return;
+  }
+  res.writeHead(200, {
+    'content-type': 'application/octet-stream',
+    'content-length': String(link.size),
+    'content-disposition': attachment(link.name),
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+  });
+  link.start(res);
+}
+
+/** Content-Disposition for a file name of any characters: an ASCII fallback and the UTF-8 name (RFC 6266). */
+export function attachment(name: string): string {
+  const fallback = name.replace(/[^\x20-\x7e]|["\\]/g, '_') || 'download';
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
 }
 
 function serveStatic(root: string | undefined, pathname: string, res: ServerResponse): void {

@@ -220,9 +220,11 @@ describe('the SFTP panel of an SSH tab', () => {
     await refused.getByRole('button', { name: 'Close', exact: true }).last().click();
   });
 
-  it('downloads a file into the page with the same bytes', async () => {
+  it("downloads a file with the same bytes, streamed by the host into the browser's own download", async () => {
     const [download] = await Promise.all([page.waitForEvent('download'), menu('random.bin', 'Download')]);
     expect(download.suggestedFilename()).toBe('random.bin');
+    // A one-time link the host streams (sftp.downloadLink), not a Blob assembled in the page.
+    expect(new URL(download.url()).pathname).toMatch(/^\/download\/[\w-]+\/random\.bin$/);
     const chunks: Buffer[] = [];
     for await (const c of await download.createReadStream()) chunks.push(Buffer.from(c));
     expect(sha256(Buffer.concat(chunks))).toBe(sha256(payload));

@@ -219,6 +219,13 @@ export const sftpMethods = {
     SftpEntry,
     'Finishes a streamed upload: the temp file is renamed into place.',
   ),
+  'sftp.downloadLink': method(
+    z.object({ ...Session, remotePath: RemotePath }),
+    z.object({ transferId: Id, url: z.string(), size: z.number().int().nonnegative() }),
+    'A one-time link (relative to the `wraith serve` address; fetched within a minute, with its cookie) that streams a remote file ' +
+      'as an HTTP download: the browser saves it as it arrives. Progress arrives as transfer.progress; sftp.cancel cuts the response. ' +
+      'EUNAVAILABLE outside `wraith serve`.',
+  ),
   'sftp.readChunk': method(
     z.object({
       ...Session,

@@ -66,6 +66,13 @@ export class RequestSlots {
     });
   }
 
+  /** A slot now if one is free and nobody is waiting for one; never waits. */
+  tryAcquire(): boolean {
+    if (this.free <= 0 || this.waiting.length > 0) return false;
+    this.free -= 1;
+    return true;
+  }
+
   release(): void {
     const next = this.waiting.shift();
     if (next) next();
@@ -205,5 +212,98 @@ export async function uploadFile(
     }
   } finally {
     await local.close().catch(() => undefined);
+  }
+}
+
+/** Where a streamed download goes: an HTTP response, or any Writable with back pressure. */
+export interface ByteSink {
+  /** False when the sink's buffer is full: wait for 'drain' before writing more. */
+  write(chunk: Uint8Array): boolean;
+  end(): unknown;
+  destroy(): unknown;
+  once(event: 'drain' | 'close' | 'finish', listener: () => void): unknown;
+  off(event: 'drain' | 'close' | 'finish', listener: () => void): unknown;
+  readonly destroyed: boolean;
+}
+
+/**
+ * Remote file → `sink`, in order: the first `length` bytes of an open handle. Reads run ahead up to
+ * the channel's request slots (the same budget as every other copy on it), and the sink's back
+ * pressure holds them, so memory stays at slots × chunkSize however large the file. Resolves with
+ * the bytes written; throws ECANCELLED on abort (and when the sink goes away), or the read error.
+ * A file that shrank while being read ends early: the caller sees fewer bytes than `length`.
+ */
+export async function streamRemoteFile(
+  rfs: RemoteFs,
+  handle: Buffer,
+  remotePath: string,
+  length: number,
+  sink: ByteSink,
+  opts: CopyOptions,
+): Promise<number> {
+  const what = `Download of ${remotePath}`;
+  // Chunks in offset order; each holds its slot until its read completes.
+  const ahead: { offset: number; data: Promise<Buffer> }[] = [];
+  let claimed = 0;
+  let written = 0;
+  let eof = false;
+  const readChunk = async (offset: number, size: number): Promise<Buffer> => {
+    try {
+      const buf = Buffer.allocUnsafe(size);
+      let got = 0;
+      while (got < size) {
+        const n = await rfs.read(handle, buf, got, size - got, offset + got, remotePath);
+        if (n === 0) break;
+        got += n;
+      }
+      return got < size ? buf.subarray(0, got) : buf;
+    } finally {
+      opts.slots.release();
+    }
+  };
+  const waitFor = (event: 'drain', signal: AbortSignal) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        sink.off(event, done);
+        sink.off('close', done);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      sink.once(event, done);
+      sink.once('close', done);
+      signal.addEventListener('abort', done, { once: true });
+    });
+  try {
+    while (written < length && !eof) {
+      // Keep reads running ahead while slots are free; wait for a slot only with nothing ahead
+      // (other copies on the channel may hold them all), never while there is data to write.
+      while (claimed < length && ahead.length < opts.slots.size) {
+        if (ahead.length > 0) {
+          if (!opts.slots.tryAcquire()) break;
+        } else if (!(await opts.slots.acquire(opts.signal))) {
+          throwIfAborted(opts.signal, what);
+        }
+        const size = Math.min(opts.chunkSize, length - claimed);
+        const data = readChunk(claimed, size);
+        data.catch(() => undefined); // awaited below, in order; a later chunk may fail first
+        ahead.push({ offset: claimed, data });
+        claimed += size;
+      }
+      const head = ahead.shift();
+      if (!head) break;
+      const chunk = await head.data;
+      throwIfAborted(opts.signal, what);
+      if (sink.destroyed) throw cancelledError(what);
+      if (chunk.length > 0 && !sink.write(chunk)) await waitFor('drain', opts.signal);
+      written += chunk.length;
+      if (chunk.length > 0) opts.onBytes(chunk.length);
+      if (chunk.length < Math.min(opts.chunkSize, length - head.offset)) eof = true;
+      throwIfAborted(opts.signal, what);
+      if (sink.destroyed) throw cancelledError(what);
+    }
+    return written;
+  } finally {
+    // Reads still in flight finish on their own and give their slots back.
+    await Promise.allSettled(ahead.map((a) => a.data));
   }
 }

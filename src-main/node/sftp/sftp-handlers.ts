@@ -1,8 +1,12 @@
+import { WraithError } from '../../common/errors.js';
 import type { Router } from '../router.js';
 import type { SftpService } from './sftp-service.js';
 
-/** The sftp.* methods of the contract, served by one SftpService. */
-export function registerSftpHandlers(r: Router, sftp: SftpService): void {
+/**
+ * The sftp.* methods of the contract, served by one SftpService. `httpDownloads`: the host
+ * answers download links over HTTP (`wraith serve`); elsewhere nothing could fetch them.
+ */
+export function registerSftpHandlers(r: Router, sftp: SftpService, opts: { httpDownloads: boolean } = { httpDownloads: false }): void {
   r.handle('sftp.list', (i) => sftp.list(i));
   r.handle('sftp.stat', (i) => sftp.stat(i.sessionId, i.path));
   r.handle('sftp.realpath', (i) => sftp.realpath(i.sessionId, i.path));
@@ -20,4 +24,8 @@ export function registerSftpHandlers(r: Router, sftp: SftpService): void {
   r.handle('sftp.uploadChunk', (i) => sftp.uploadChunk(i));
   r.handle('sftp.uploadEnd', (i) => sftp.uploadEnd(i.transferId));
   r.handle('sftp.readChunk', (i) => sftp.readChunk(i));
+  r.handle('sftp.downloadLink', (i) => {
+    if (!opts.httpDownloads) throw new WraithError('EUNAVAILABLE', 'Download links are served by `wraith serve` (browser mode); here, use sftp.download to a local path.');
+    return sftp.downloadLink(i);
+  });
 }

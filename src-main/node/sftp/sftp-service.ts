@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { posix } from 'node:path';
 import type { SFTPWrapper, Stats } from 'ssh2';
 import {
@@ -8,7 +9,7 @@ import {
   type TransferProgress,
 } from '../../common/contract/sftp.js';
 import { WraithError } from '../../common/errors.js';
-import { RequestSlots, serverChunkLimit } from './file-copy.js';
+import { type ByteSink, RequestSlots, serverChunkLimit, streamRemoteFile } from './file-copy.js';
 import { RemoteFs, channelOpen, entryType, isTempBasename, parseMode, tempNameFor, toEntry } from './remote-fs.js';
 import { cancelledError, sftpError } from './sftp-errors.js';
 import { decodeText } from './text.js';
@@ -51,6 +52,18 @@ interface StreamUpload {
   fail: (err: unknown) => void;
 }
 
+/** A download waiting for the browser to fetch its link (sftp.downloadLink). */
+interface PendingLink {
+  transfer: Transfer;
+  name: string;
+  size: number;
+  /** Hands the HTTP response to the transfer's work, which streams the file into it. */
+  attach: (sink: ByteSink) => void;
+}
+
+/** How long a download link waits to be fetched; the browser fetches it at once. */
+const LINK_TTL_MS = 60_000;
+
 /**
  * Defaults measured with bench/sftp-throughput.ts against OpenSSH 9.2 on localhost.
  *
@@ -72,6 +85,7 @@ const MAX_RESOLVED_LINKS = 500;
 export class SftpService {
   private readonly transfers = new Map<string, Transfer>();
   private readonly streams = new Map<string, StreamUpload>();
+  private readonly links = new Map<string, PendingLink>();
   private readonly tuning: TransferTuning;
   private readonly emitProgress: (p: TransferProgress) => void;
   private readonly progressIntervalMs: number;
@@ -579,6 +593,82 @@ export class SftpService {
   }
 
   // ---- progress ----------------------------------------------------------------------------
+
+  // ---- downloads fetched by a browser (HTTP) ----------------------------------------------
+
+  /**
+   * A one-time link (relative to the `wraith serve` address) that streams a remote file as an
+   * HTTP download: the browser writes it to disk as it arrives, never the whole file in memory.
+   * The transfer reports progress like any other and sftp.cancel ends the response.
+   */
+  async downloadLink(i: { sessionId: string; remotePath: string }): Promise<{ transferId: string; url: string; size: number }> {
+    const rfs = await this.fs(i.sessionId);
+    const st = await rfs.stat(i.remotePath);
+    if (!st.isFile()) throw new WraithError('EBADARGS', `${i.remotePath} is not a regular file: a browser downloads one file at a time.`);
+    const plan = this.planFor(rfs);
+    const t = new Transfer(i.sessionId, 'download', 'file', null, i.remotePath);
+    t.totalBytes = st.size;
+    t.filesTotal = 1;
+    const name = posix.basename(i.remotePath);
+    const ticket = randomBytes(18).toString('base64url');
+    let attach: (sink: ByteSink) => void = () => undefined;
+    let expire: (err: WraithError) => void = () => undefined;
+    const attached = new Promise<ByteSink>((resolve, reject) => {
+      attach = resolve;
+      expire = reject;
+      t.signal.addEventListener('abort', () => reject(cancelledError(`Download of ${i.remotePath}`)), { once: true });
+    });
+    const timer = setTimeout(() => expire(new WraithError('ETIMEOUT', `Nothing fetched the download of ${name} within a minute; start it again.`)), LINK_TTL_MS);
+    timer.unref();
+    this.links.set(ticket, { transfer: t, name, size: st.size, attach });
+    this.track(
+      t,
+      async () => {
+        const sink = await attached;
+        this.links.delete(ticket);
+        // The browser gave up (its Cancel, a closed tab): the transfer is cancelled with it.
+        const gone = () => t.controller.abort();
+        sink.once('close', gone);
+        try {
+          const handle = await rfs.open(i.remotePath, 'r');
+          try {
+            const sent = await streamRemoteFile(rfs, handle, i.remotePath, st.size, sink, { chunkSize: plan.chunkSize, slots: plan.slots, signal: t.signal, onBytes: (n) => t.addBytes(n) });
+            if (sent < st.size) throw new WraithError('EIO', `${i.remotePath} shrank while it was downloaded (${sent} of ${st.size} bytes); download it again.`);
+          } finally {
+            await rfs.close(handle, i.remotePath).catch(() => undefined);
+          }
+          sink.off('close', gone);
+          await new Promise<void>((resolve, reject) => {
+            sink.once('finish', resolve);
+            sink.once('close', () => reject(cancelledError(`Download of ${i.remotePath}`)));
+            sink.end();
+          });
+          t.filesDone = 1;
+        } catch (err) {
+          sink.off('close', gone);
+          // A response cut short is how HTTP says "failed": the browser discards its partial file.
+          sink.destroy();
+          throw err;
+        }
+      },
+      async () => {
+        clearTimeout(timer);
+        this.links.delete(ticket);
+      },
+    );
+    return { transferId: t.id, url: `/download/${ticket}/${encodeURIComponent(name)}`, size: st.size };
+  }
+
+  /**
+   * The HTTP side of a download link: valid once. Null when the ticket is unknown, used, expired
+   * or cancelled; otherwise what the response headers need, and `start` to stream the body.
+   */
+  claimDownload(ticket: string): { transferId: string; name: string; size: number; start: (sink: ByteSink) => void } | null {
+    const link = this.links.get(ticket);
+    if (!link || !link.transfer.running) return null;
+    this.links.delete(ticket);
+    return { transferId: link.transfer.id, name: link.name, size: link.size, start: link.attach };
+  }
 
   private report(t: Transfer): void {
     t.reportedBytes = t.bytes;

@@ -101,7 +101,8 @@ export const useSftpStore = defineStore('sftp', () => {
     const r = row(id);
     if (!r || r.state !== 'running') return;
     aborts.get(id)?.abort();
-    if (r.direction === 'upload') await host.call('sftp.cancel', { transferId: id }).catch(() => undefined);
+    // Uploads and link downloads run in the host; a download read by the page has no host transfer.
+    if (!aborts.has(id) || r.direction === 'upload') await host.call('sftp.cancel', { transferId: id }).catch(() => undefined);
     update(id, { state: 'cancelled', bytesPerSecond: 0, etaSeconds: null });
   }
 

@@ -133,10 +133,30 @@ export function useSftpTransfers(sessionId: () => string | null) {
   }
 
   /**
-   * Reads a remote file chunk by chunk into a Blob and hands it to the browser as a download.
-   * (The page cannot write to disk as it goes; the Blob holds the bytes until saved.)
+   * Downloads a remote file to the browser's own downloads. Served by `wraith serve`, it is a
+   * one-time link the host streams as the browser saves it (never the whole file in memory), with
+   * progress from transfer.progress and Cancel through sftp.cancel.
    */
   async function downloadFile(remotePath: string, name: string, size: number): Promise<void> {
+    if (host.kind === 'websocket') return downloadByLink(remotePath, name);
+    return downloadThroughPage(remotePath, name, size);
+  }
+
+  async function downloadByLink(remotePath: string, name: string): Promise<void> {
+    const sid = requireSession();
+    const link = await host.call('sftp.downloadLink', { sessionId: sid, remotePath });
+    store.add({ id: link.transferId, sessionId: sid, direction: 'download', name, remotePath, bytes: 0, totalBytes: link.size });
+    const a = document.createElement('a');
+    a.href = link.url;
+    a.download = name;
+    a.click();
+  }
+
+  /**
+   * The Electron window has no HTTP host to fetch a link from: the file is read chunk by chunk
+   * into a Blob and handed to Electron's download (the Blob holds the bytes until saved).
+   */
+  async function downloadThroughPage(remotePath: string, name: string, size: number): Promise<void> {
     const sid = requireSession();
     const id = `dl-${Math.random().toString(36).slice(2)}`;
     const r: TransferRow = store.add({ id, sessionId: sid, direction: 'download', name, remotePath, bytes: 0, totalBytes: size });

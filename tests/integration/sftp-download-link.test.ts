@@ -1,0 +1,146 @@
+/**
+ * Downloads to a browser through `wraith serve`: sftp.downloadLink gives a one-time URL whose
+ * response streams the remote file as it is read (a real wraith serve process and a real sshd,
+ * fetched over HTTP as a browser would, with the token cookie). Same bytes; once only; the token
+ * is required; a reader that stops holds the host back (back pressure, not buffering); a cancel
+ * from either side ends the other.
+ */
+import { createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { ContractClient } from '../../src-main/common/client.js';
+import { WraithError } from '../../src-main/common/errors.js';
+import { attachment } from '../../src-main/server/ws-server.js';
+import { connectWebSocket } from '../../src-main/server/ws-client.js';
+import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
+import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+
+let sshd: SshdHandle;
+let host: WraithServer;
+let client: ContractClient;
+let sessionId: string;
+let dir: string;
+const MB = 1024 * 1024;
+
+beforeAll(async () => {
+  sshd = await startSshd();
+  host = await startWraithServer();
+  client = await connectWebSocket(host.url, host.token);
+  await client.call('vault.init', { protection: 'keyfile' });
+  await client.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
+  const u = sshd.users.key;
+  const conn = await client.call('connections.create', { name: 'dl', kind: 'ssh', host: sshd.host, port: sshd.port, username: u.username, authMethod: 'key', secrets: { privateKey: u.privateKey } });
+  ({ sessionId } = await client.call('ssh.open', { connectionId: conn.id }));
+  const home = execFileSync('getent', ['passwd', u.username], { encoding: 'utf8' }).split(':')[5] ?? '';
+  dir = `${home}/dl-link-${process.pid}`;
+  execFileSync('sh', ['-c', `mkdir -p ${dir} && head -c ${50 * MB} /dev/urandom > ${dir}/big.bin && head -c ${400 * MB} /dev/zero > ${dir}/huge.bin && chown -R ${u.username} ${dir}`]);
+}, 60_000);
+
+afterAll(async () => {
+  client?.close();
+  await host?.stop();
+  if (dir) execFileSync('rm', ['-rf', dir]);
+  await sshd?.stop();
+});
+
+const cookie = () => ({ cookie: `wraith_token=${host.token}` });
+const transfer = async (id: string) => (await client.call('sftp.transfers', { sessionId })).find((t) => t.transferId === id);
+
+async function failure(p: Promise<unknown>): Promise<WraithError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof WraithError) return err;
+    throw err;
+  }
+  throw new Error('expected the call to fail');
+}
+
+describe('sftp.downloadLink', () => {
+  test('streams 50 MB with the same bytes, as an attachment, once', async () => {
+    const link = await client.call('sftp.downloadLink', { sessionId, remotePath: `${dir}/big.bin` });
+    expect(link.size).toBe(50 * MB);
+    expect(link.url).toMatch(/^\/download\/[\w-]+\/big\.bin$/);
+
+    const res = await fetch(host.url + link.url, { headers: cookie() });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-length')).toBe(String(50 * MB));
+    expect(res.headers.get('content-disposition')).toContain('filename="big.bin"');
+    const hash = createHash('sha256');
+    const reader = res.body?.getReader();
+    for (let r = await reader?.read(); r && !r.done; r = await reader?.read()) hash.update(r.value);
+    const remote = execFileSync('sha256sum', [`${dir}/big.bin`], { encoding: 'utf8' }).split(' ')[0];
+    expect(hash.digest('hex')).toBe(remote);
+    await expect.poll(async () => (await transfer(link.transferId))?.state).toBe('done');
+    expect(await transfer(link.transferId)).toMatchObject({ bytes: 50 * MB, totalBytes: 50 * MB, filesDone: 1, localPath: null });
+
+    // Used up: the same link again is refused with a reason.
+    const again = await fetch(host.url + link.url, { headers: cookie() });
+    expect(again.status).toBe(404);
+    expect(await again.text()).toMatch(/used already or has expired/);
+  });
+
+  test('needs the token, and refuses folders and missing files with plain errors', async () => {
+    const link = await client.call('sftp.downloadLink', { sessionId, remotePath: `${dir}/big.bin` });
+    const anonymous = await fetch(host.url + link.url);
+    expect(anonymous.status).toBe(401);
+    await client.call('sftp.cancel', { transferId: link.transferId });
+    // A cancelled link is gone too.
+    expect((await fetch(host.url + link.url, { headers: cookie() })).status).toBe(404);
+
+    const folder = await failure(client.call('sftp.downloadLink', { sessionId, remotePath: dir }));
+    expect(folder.code).toBe('EBADARGS');
+    expect(folder.message).toContain('not a regular file');
+    expect((await failure(client.call('sftp.downloadLink', { sessionId, remotePath: `${dir}/nope.bin` }))).code).toBe('ENOTFOUND');
+  });
+
+  test('a reader that stops holds the download back; cancelling it cuts the response', async () => {
+    const link = await client.call('sftp.downloadLink', { sessionId, remotePath: `${dir}/huge.bin` });
+    const res = await fetch(host.url + link.url, { headers: cookie() });
+    const reader = res.body?.getReader();
+    if (!reader) throw new Error('no body');
+    let got = 0;
+    while (got < 4 * MB) got += (await reader.read()).value?.byteLength ?? 0;
+    // Stop reading. The host may fill socket buffers and its few requests in flight, then waits.
+    let sent = 0;
+    for (let i = 0; i < 10; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      const now = (await transfer(link.transferId))?.bytes ?? 0;
+      if (now === sent && i > 2) break;
+      sent = now;
+    }
+    expect((await transfer(link.transferId))?.state).toBe('running');
+    expect(sent).toBeLessThan(64 * MB); // of 400 MB: read as the browser takes it, not ahead
+
+    await client.call('sftp.cancel', { transferId: link.transferId });
+    expect((await transfer(link.transferId))?.state).toBe('cancelled');
+    // The response ends without its last bytes: a browser marks that download failed.
+    let cut = false;
+    try {
+      for (;;) {
+        const r = await reader.read();
+        if (r.done) break;
+        got += r.value.byteLength;
+      }
+    } catch {
+      cut = true;
+    }
+    expect(cut || got < 400 * MB).toBe(true);
+    expect(got).toBeLessThan(400 * MB);
+  });
+
+  test('the browser giving up (its Cancel) cancels the transfer', async () => {
+    const link = await client.call('sftp.downloadLink', { sessionId, remotePath: `${dir}/huge.bin` });
+    const abort = new AbortController();
+    const res = await fetch(host.url + link.url, { headers: cookie(), signal: abort.signal });
+    const reader = res.body?.getReader();
+    await reader?.read();
+    abort.abort();
+    await expect.poll(async () => (await transfer(link.transferId))?.state, { timeout: 10_000 }).toBe('cancelled');
+  });
+
+  test('file names of any characters reach the browser', () => {
+    expect(attachment('report "final".txt')).toBe(`attachment; filename="report _final_.txt"; filename*=UTF-8''report%20%22final%22.txt`);
+    expect(attachment('Übersicht 2026.pdf')).toBe(`attachment; filename="_bersicht 2026.pdf"; filename*=UTF-8''%C3%9Cbersicht%202026.pdf`);
+  });
+});
