@@ -10,10 +10,10 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ContractClient } from '../../src-main/common/client.js';
-import { WraithError } from '../../src-main/common/errors.js';
 import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
-import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
+import { type SshdHandle, savePasswordConnection, startSshd } from '../fixtures/sshd.js';
+import { failure } from '../fixtures/errors.js';
 
 let sshd: SshdHandle;
 let app: App;
@@ -28,17 +28,7 @@ beforeAll(async () => {
   files = mkdtempSync(join(tmpdir(), 'wraith-known-hosts-files-'));
   app = new App({ dataDir, host: 'in-process' });
   client = connectInProcess(app);
-  await client.call('vault.init', { protection: 'keyfile' });
-  const c = await client.call('connections.create', {
-    name: 'web01',
-    kind: 'ssh',
-    host: sshd.host,
-    port: sshd.port,
-    username: sshd.users.password.username,
-    authMethod: 'password',
-    secrets: { password: sshd.users.password.password },
-  });
-  connectionId = c.id;
+  connectionId = (await savePasswordConnection(client, sshd, 'web01', { trust: false })).id;
 });
 
 afterAll(async () => {
@@ -48,16 +38,6 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
   rmSync(files, { recursive: true, force: true });
 });
-
-async function failure(p: Promise<unknown>): Promise<WraithError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof WraithError) return err;
-    throw err;
-  }
-  throw new Error('expected the call to fail');
-}
 
 async function whoami(): Promise<string> {
   const { sessionId } = await client.call('ssh.open', { connectionId });

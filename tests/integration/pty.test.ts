@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { ContractClient } from '../../src-main/common/client.js';
 import type { EventPayload } from '../../src-main/common/contract/index.js';
-import { WraithError } from '../../src-main/common/errors.js';
 import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
 import { PtySession } from '../../src-main/node/pty/pty-service.js';
 import { until } from '../fixtures/poll.js';
+import { failure } from '../fixtures/errors.js';
 
 let app: App;
 let client: ContractClient;
@@ -40,16 +40,6 @@ async function waitForOutput(sessionId: string, pattern: RegExp, sinceSeq = 0): 
 
 async function mark(sessionId: string): Promise<number> {
   return (await client.call('terminal.read', { sessionId, maxBytes: 1 })).nextSeq;
-}
-
-async function failure(p: Promise<unknown>): Promise<WraithError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof WraithError) return err;
-    throw err;
-  }
-  throw new Error('expected the call to fail');
 }
 
 test('pty.shells finds the shells installed here, one default', async () => {

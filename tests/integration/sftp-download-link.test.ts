@@ -9,11 +9,11 @@ import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ContractClient } from '../../src-main/common/client.js';
-import { WraithError } from '../../src-main/common/errors.js';
 import { attachment } from '../../src-main/server/ws-server.js';
 import { connectWebSocket } from '../../src-main/server/ws-client.js';
 import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+import { failure } from '../fixtures/errors.js';
 
 let sshd: SshdHandle;
 let host: WraithServer;
@@ -45,16 +45,6 @@ afterAll(async () => {
 
 const cookie = () => ({ cookie: `wraith_token=${host.token}` });
 const transfer = async (id: string) => (await client.call('sftp.transfers', { sessionId })).find((t) => t.transferId === id);
-
-async function failure(p: Promise<unknown>): Promise<WraithError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof WraithError) return err;
-    throw err;
-  }
-  throw new Error('expected the call to fail');
-}
 
 describe('sftp.downloadLink', () => {
   test('streams 50 MB with the same bytes, as an attachment, once', async () => {

@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ContractClient } from '../../src-main/common/client.js';
 import type { Input } from '../../src-main/common/contract/index.js';
-import { WraithError } from '../../src-main/common/errors.js';
 import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
 import { type SshAgentHandle, type SshdHandle, freePort, startSshAgent, startSshd } from '../fixtures/sshd.js';
+import { failure } from '../fixtures/errors.js';
 
 let sshd: SshdHandle;
 let agent: SshAgentHandle;
@@ -50,16 +50,6 @@ async function connection(fields: Partial<ConnInput>): Promise<string> {
 
 async function trustHost(): Promise<void> {
   await client.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
-}
-
-async function failure(p: Promise<unknown>): Promise<WraithError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof WraithError) return err;
-    throw err;
-  }
-  throw new Error('expected the call to fail');
 }
 
 /** Runs `whoami` over exec on a fresh session and closes it. */

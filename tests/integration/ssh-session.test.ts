@@ -5,12 +5,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ContractClient } from '../../src-main/common/client.js';
 import type { EventPayload } from '../../src-main/common/contract/index.js';
-import { WraithError } from '../../src-main/common/errors.js';
 import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
 import { DEFAULT_FLOW } from '../../src-main/node/terminal/terminal-session.js';
 import { type SshdHandle, startSshd, savePasswordConnection } from '../fixtures/sshd.js';
 import { until } from '../fixtures/poll.js';
+import { failure } from '../fixtures/errors.js';
 
 let sshd: SshdHandle;
 let jump: SshdHandle;
@@ -45,16 +45,6 @@ async function waitForOutput(sessionId: string, pattern: RegExp, sinceSeq = 0): 
     seq = r.nextSeq;
     return pattern.test(text) ? { text, nextSeq: seq } : undefined;
   });
-}
-
-async function failure(p: Promise<unknown>): Promise<WraithError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof WraithError) return err;
-    throw err;
-  }
-  throw new Error('expected the call to fail');
 }
 
 async function openShell(): Promise<string> {
