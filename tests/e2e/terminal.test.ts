@@ -384,6 +384,21 @@ describe('terminals in browser mode', () => {
     await page.keyboard.press('Escape');
     await menu.waitFor({ state: 'detached' });
 
+    // Opened in the bottom right corner, the whole menu stays inside the window.
+    const area = await xterm.boundingBox();
+    if (!area) throw new Error('the terminal has no box');
+    await xterm.click({ button: 'right', position: { x: area.width - 4, y: area.height - 4 } });
+    await menu.waitFor();
+    await expect
+      .poll(async () => {
+        const box = await menu.boundingBox();
+        const view = page.viewportSize();
+        return !!box && !!view && box.x + box.width <= view.width && box.y + box.height <= view.height;
+      })
+      .toBe(true);
+    await page.keyboard.press('Escape');
+    await menu.waitFor({ state: 'detached' });
+
     await page.evaluate(() => navigator.clipboard.writeText('before'));
     await pick(/^Select all/);
     await pick(/^Copy/);
