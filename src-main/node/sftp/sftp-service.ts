@@ -592,8 +592,6 @@ export class SftpService {
     return this.describe(s.rfs, t.remotePath);
   }
 
-  // ---- progress ----------------------------------------------------------------------------
-
   // ---- downloads fetched by a browser (HTTP) ----------------------------------------------
 
   /**
@@ -669,6 +667,8 @@ export class SftpService {
     this.links.delete(ticket);
     return { transferId: link.transfer.id, name: link.name, size: link.size, start: link.attach };
   }
+
+  // ---- progress ----------------------------------------------------------------------------
 
   private report(t: Transfer): void {
     t.reportedBytes = t.bytes;
