@@ -1,6 +1,6 @@
 import { defineStore } from 'pinia';
 import { ref } from 'vue';
-import { DEFAULT_SETTINGS, type Settings } from '@common/contract/settings.js';
+import { DEFAULT_SETTINGS, type Settings, SettingsSchema } from '@common/contract/settings.js';
 import { useHost } from '../transport/index.js';
 
 /** User settings as the host stores them; defaults until the first load answers. */
@@ -14,8 +14,12 @@ export const useSettingsStore = defineStore('settings', () => {
     loaded.value = true;
   }
 
+  const Patch = SettingsSchema.partial().strict();
+
   async function set(patch: Partial<Settings>): Promise<void> {
-    values.value = { ...values.value, ...patch }; // immediate feedback; the host's answer wins
+    // Immediate feedback, but only with values the host will take: the terminals apply them at
+    // once, and xterm throws on some (a line height under 1). The host's answer wins either way.
+    if (Patch.safeParse(patch).success) values.value = { ...values.value, ...patch };
     values.value = await host.call('settings.set', patch);
   }
 
