@@ -11,7 +11,7 @@
  *      Anchors: (a) OpenSSH `ssh -i key … 'cat FILE' > /dev/null` (key user, no pty, so LF line
  *      ends; printed with and without the connection set-up of `ssh … true`), and (b) the same
  *      bytes as the tab receives them (the pty turns LF into CRLF) written straight into a bare
- *      xterm.js Terminal (same cols/rows, scrollback, font, unicode11, and the renderer the tab
+ *      xterm.js Terminal (same cols/rows, scrollback, font and line height, unicode11, and the renderer the tab
  *      ended up with), 64 KiB chunks (≤ 16 MiB queued: xterm discards beyond 50 MB), until the
  *      last write callback — (b1) in the same page, as the issue words it: in the Wraith window,
  *      in the tab's own place (its terminal hidden meanwhile), so only the path from sshd differs;
@@ -368,6 +368,7 @@ interface TermShape {
   convertEol: boolean;
   fontSize: number;
   fontFamily: string;
+  lineHeight: number;
   webgl: boolean;
 }
 
@@ -428,7 +429,7 @@ async function mountBenchXterm(p: Page, base: string, where: 'blank' | 'tab', sh
         document.body.style.margin = '0';
         document.body.appendChild(div);
       }
-      const term = new T({ cols: sh.cols, rows: sh.rows, scrollback: sh.scrollback, convertEol: sh.convertEol, fontSize: sh.fontSize, fontFamily: sh.fontFamily, allowProposedApi: true, cursorBlink: true });
+      const term = new T({ cols: sh.cols, rows: sh.rows, scrollback: sh.scrollback, convertEol: sh.convertEol, fontSize: sh.fontSize, fontFamily: sh.fontFamily, lineHeight: sh.lineHeight, allowProposedApi: true, cursorBlink: true });
       term.loadAddon(new U.Unicode11Addon());
       term.unicode.activeVersion = '11';
       term.open(div);
@@ -772,7 +773,7 @@ try {
   const renderer = await page.locator('.tab-panel:visible .terminal-pane').getAttribute('data-renderer');
   if (!info) throw new Error('wraithInspect.info gave nothing: is the renderer built with the bench hook (npm run build)?');
   const viewport = await page.evaluate(() => `${innerWidth}x${innerHeight}`);
-  console.log(`Wraith tab: ${info.cols}x${info.rows}, scrollback ${info.scrollback}, convertEol ${info.convertEol}, renderer ${renderer}; page ${viewport}`);
+  console.log(`Wraith tab: ${info.cols}x${info.rows}, scrollback ${info.scrollback}, line height ${info.lineHeight}, convertEol ${info.convertEol}, renderer ${renderer}; page ${viewport}`);
   const shape = { ...info, webgl: renderer === 'webgl' };
   {
     const xp = await context.newPage();

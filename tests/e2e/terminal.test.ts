@@ -64,10 +64,10 @@ async function inkIn(box: { x: number; y: number; width: number; height: number 
   return ink;
 }
 
-/** A row that reads only underscores, with an empty row below it, has ink in those two rows. */
+/** Ink inside the box of the row that reads only underscores (not spilling into the next row). */
 async function underscoreInk(): Promise<number> {
   const row = await renderedRow('_'.repeat(24));
-  return inkIn({ x: row.x, y: row.y, width: row.width, height: row.height * 2 });
+  return inkIn(row);
 }
 
 /** Lines of output that are exactly `line` (the echoed command line does not count). */
@@ -142,8 +142,9 @@ describe('terminals in browser mode', () => {
     await search.waitFor({ state: 'detached' });
   });
 
-  it('draws underscores, which DejaVu Sans Mono puts below the cell', async () => {
-    // xterm's DOM renderer clips each row to the cell (xterm.js #4067); that hid every `_`.
+  it('draws underscores inside their row, where DejaVu Sans Mono at 14 px puts them below a 1.0 line height', async () => {
+    // xterm's DOM renderer clips each row to the cell (xterm.js #4067); at the default size that
+    // hid every `_`. In its own row, a background in the next row cannot cover it either.
     const id = await activeSessionId();
     await page.locator('.tab-panel:visible .xterm').click();
     await page.keyboard.type("printf '%s\\n\\n' $(printf '_%.0s' $(seq 24))\n");
@@ -362,6 +363,27 @@ describe('terminals in browser mode', () => {
     for (const other of others) expect(await page.evaluate((sid) => window.wraithInspect?.terminals.info(sid)?.fontSize, other)).toBe(start + 1);
     await page.keyboard.press('Control+0');
     await expect.poll(fontSize).toBe(start);
+  });
+
+  it('takes the line height from Settings, refusing values it cannot use', async () => {
+    const id = await activeSessionId();
+    const lineHeight = () => page.evaluate((sid) => window.wraithInspect?.terminals.info(sid)?.lineHeight ?? 0, id);
+    expect(await lineHeight()).toBe(1.1);
+    const set = async (value: string) => {
+      await page.getByRole('button', { name: 'Settings' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Settings' });
+      await dialog.locator('input[name=lineHeight]').fill(value);
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      return dialog;
+    };
+    const bad = await set('0.5');
+    await expect.poll(() => bad.locator('.field-error').innerText()).toMatch(/1/);
+    await bad.getByRole('button', { name: 'Cancel' }).click();
+    expect(await lineHeight()).toBe(1.1);
+    await (await set('1.3')).waitFor({ state: 'detached' });
+    await expect.poll(lineHeight).toBe(1.3);
+    await (await set('1.1')).waitFor({ state: 'detached' });
+    await expect.poll(lineHeight).toBe(1.1);
   });
 
   it('has a right-click menu: select all, copy, paste, clear scrollback', async () => {

@@ -5,6 +5,12 @@ import { Empty, method } from './define.js';
 export const SettingsSchema = z.object({
   'terminal.fontSize': z.number().int().min(6).max(48).default(14),
   'terminal.fontFamily': z.string().max(200).default("'JetBrains Mono', 'DejaVu Sans Mono', Menlo, Consolas, monospace"),
+  /**
+   * Row height as a multiple of the font's. Above 1 because at 1 the DOM renderer's rows are a
+   * pixel short for DejaVu Sans Mono (the Linux fallback) at 10, 14 and 19 px, and `_` falls
+   * outside its row; at 1.1 it is inside at every size from 8 to 48 px (measured in Chromium).
+   */
+  'terminal.lineHeight': z.number().min(1).max(2).default(1.1),
   'terminal.scrollback': z.number().int().min(0).max(200_000).default(10_000),
   'terminal.copyOnSelect': z.boolean().default(false),
   /** auto: WebGL when the GPU draws it, the DOM renderer when WebGL is software (SwiftShader, llvmpipe). */

@@ -218,6 +218,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
       scrollback: s['terminal.scrollback'],
       fontSize: s['terminal.fontSize'],
       fontFamily: s['terminal.fontFamily'],
+      lineHeight: s['terminal.lineHeight'],
       theme: THEME,
       cursorBlink: true,
       allowProposedApi: true, // unicode11 uses the proposed unicode API
@@ -298,11 +299,13 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
   );
 
   watch(
-    () => [settings.values['terminal.fontSize'], settings.values['terminal.fontFamily'], settings.values['terminal.scrollback']] as const,
-    ([fontSize, fontFamily, scrollback]) => {
+    () =>
+      [settings.values['terminal.fontSize'], settings.values['terminal.fontFamily'], settings.values['terminal.lineHeight'], settings.values['terminal.scrollback']] as const,
+    ([fontSize, fontFamily, lineHeight, scrollback]) => {
       if (!term) return;
       term.options.fontSize = fontSize;
       term.options.fontFamily = fontFamily;
+      term.options.lineHeight = lineHeight;
       term.options.scrollback = scrollback;
       refit();
     },
