@@ -201,6 +201,16 @@ describe('terminals in browser mode', () => {
     await page.locator('.tab-panel:visible .xterm').click();
     await page.keyboard.type('echo again-$((40+2))\n');
     await waitForLine(id, 'again-42');
+
+    // Dropped again: Enter in the terminal reconnects, as its notice says.
+    sshd.dropConnections();
+    await banner.waitFor({ timeout: 20_000 });
+    await expect.poll(async () => (await terminalText(id)).includes('Press Enter to reconnect.')).toBe(true);
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.press('Enter');
+    await banner.waitFor({ state: 'detached', timeout: 20_000 });
+    await page.keyboard.type('echo back-$((40+3))\n');
+    await waitForLine(id, 'back-43');
   });
 
   it('refuses a changed host key with a warning, and only forgets the old key deliberately', async () => {
