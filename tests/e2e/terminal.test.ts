@@ -299,6 +299,16 @@ describe('terminals in browser mode', () => {
     await page.keyboard.type('echo again-$((6*7))\n');
     await waitForLine(relaunched, 'again-42');
     expect(await terminalText(relaunched)).toContain('local-42'); // the scrollback stays in the view
+
+    // From the keyboard: exit, then Enter starts the shell again, as the notice says.
+    await page.keyboard.type('exit\n');
+    await ended.waitFor();
+    await expect.poll(async () => (await terminalText(relaunched)).includes('Press Enter to relaunch.')).toBe(true);
+    await page.keyboard.press('Enter');
+    await ended.waitFor({ state: 'detached' });
+    // pty.relaunch starts the shell again in the same session.
+    await page.keyboard.type('echo third-$((6*7))\n');
+    await waitForLine(await activeSessionId(panel), 'third-42');
   });
 
   it('opens a local shell as a tab', async () => {
