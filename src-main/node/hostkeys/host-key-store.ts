@@ -1,5 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { HostKeyEntry } from '../../common/contract/hostkeys.js';
@@ -95,7 +95,6 @@ export class HostKeyStore {
   importKnownHosts(file = '~/.ssh/known_hosts'): { imported: number; skipped: number } {
     // "~/" as a person types it, in the UI or on the command line.
     const path = file === '~' || file.startsWith('~/') ? join(homedir(), file.slice(1)) : file;
-    if (!existsSync(path)) throw new WraithError('ENOTFOUND', `No known_hosts file at ${path}.`);
     let text: string;
     try {
       // Thousands of hosts take a few MB; anything far larger is not a known_hosts file.
@@ -104,6 +103,7 @@ export class HostKeyStore {
     } catch (err) {
       if (err instanceof WraithError) throw err;
       const code = (err as NodeJS.ErrnoException).code ?? 'EIO';
+      if (code === 'ENOENT') throw new WraithError('ENOTFOUND', `No known_hosts file at ${path}.`);
       throw new WraithError(code === 'EACCES' ? 'EDENIED' : 'EIO', `Cannot read ${path} (${code}): pick an OpenSSH known_hosts file.`);
     }
     const put = this.db.prepare(

@@ -146,12 +146,7 @@ export async function downloadFile(
     });
     try {
       const copied = await pipeline(size, opts, `Download of ${remotePath}`, async (buf, offset, length) => {
-        let got = 0;
-        while (got < length) {
-          const n = await rfs.read(handle, buf, got, length - got, offset + got, remotePath);
-          if (n === 0) break;
-          got += n;
-        }
+        const got = await rfs.readFully(handle, buf, 0, length, offset, remotePath);
         let put = 0;
         while (put < got) {
           const { bytesWritten } = await local.write(buf, put, got - put, offset + put).catch((err: unknown) => {
@@ -243,19 +238,14 @@ export async function streamRemoteFile(
 ): Promise<number> {
   const what = `Download of ${remotePath}`;
   // Chunks in offset order; each holds its slot until its read completes.
-  const ahead: { offset: number; data: Promise<Buffer> }[] = [];
+  const ahead: { size: number; data: Promise<Buffer> }[] = [];
   let claimed = 0;
   let written = 0;
   let eof = false;
   const readChunk = async (offset: number, size: number): Promise<Buffer> => {
     try {
       const buf = Buffer.allocUnsafe(size);
-      let got = 0;
-      while (got < size) {
-        const n = await rfs.read(handle, buf, got, size - got, offset + got, remotePath);
-        if (n === 0) break;
-        got += n;
-      }
+      const got = await rfs.readFully(handle, buf, 0, size, offset, remotePath);
       return got < size ? buf.subarray(0, got) : buf;
     } finally {
       opts.slots.release();
@@ -286,7 +276,7 @@ export async function streamRemoteFile(
         const size = Math.min(opts.chunkSize, length - claimed);
         const data = readChunk(claimed, size);
         data.catch(() => undefined); // awaited below, in order; a later chunk may fail first
-        ahead.push({ offset: claimed, data });
+        ahead.push({ size, data });
         claimed += size;
       }
       const head = ahead.shift();
@@ -297,7 +287,7 @@ export async function streamRemoteFile(
       if (chunk.length > 0 && !sink.write(chunk)) await waitFor('drain', opts.signal);
       written += chunk.length;
       if (chunk.length > 0) opts.onBytes(chunk.length);
-      if (chunk.length < Math.min(opts.chunkSize, length - head.offset)) eof = true;
+      if (chunk.length < head.size) eof = true;
       throwIfAborted(opts.signal, what);
       if (sink.destroyed) throw cancelledError(what);
     }

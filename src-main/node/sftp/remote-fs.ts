@@ -183,6 +183,17 @@ export class RemoteFs {
     return this.call('read', path, (cb) => this.sftp.read(handle, buf, off, len, position, (err, n) => cb(err, n ?? 0)));
   }
 
+  /** READs until `len` bytes are in `buf` or the file ends; resolves to the bytes read (fewer only at EOF). */
+  async readFully(handle: Buffer, buf: Buffer, off: number, len: number, position: number, path: string): Promise<number> {
+    let got = 0;
+    while (got < len) {
+      const n = await this.read(handle, buf, off + got, len - got, position + got, path);
+      if (n === 0) break;
+      got += n;
+    }
+    return got;
+  }
+
   write(handle: Buffer, buf: Buffer, off: number, len: number, position: number, path: string): Promise<void> {
     return this.done('write', path, (cb) => this.sftp.write(handle, buf, off, len, position, cb));
   }

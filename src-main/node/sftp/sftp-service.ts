@@ -215,15 +215,8 @@ export class SftpService {
       for (let at = 0; at < want; at += step) {
         const len = Math.min(step, want - at);
         parts.push(
-          (async () => {
-            let n = 0;
-            while (n < len) {
-              const r = await rfs.read(handle, data, at + n, len - n, offset + at + n, path);
-              if (r === 0) return at + n; // the file shrank while we read: valid up to here
-              n += r;
-            }
-            return want;
-          })(),
+          // A short read: the file shrank while we read, and is valid up to there.
+          rfs.readFully(handle, data, at, len, offset + at, path).then((n) => (n < len ? at + n : want)),
         );
       }
       const got = Math.min(want, ...(await Promise.all(parts)));
@@ -623,7 +616,6 @@ export class SftpService {
       t,
       async () => {
         const sink = await attached;
-        this.links.delete(ticket);
         // The browser gave up (its Cancel, a closed tab): the transfer is cancelled with it.
         const gone = () => t.controller.abort();
         sink.once('close', gone);
