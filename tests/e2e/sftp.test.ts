@@ -3,7 +3,7 @@
  * upload (file input, folder input) streamed in chunks and checked by sha256 on the server,
  * an upload's progress and its cancel from the transfers list,
  * sort, hidden files, rename, chmod, edit in place (and refusal of a binary file), download,
- * delete with confirmation.
+ * the path bar and the terminal's folder, delete with confirmation.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
@@ -230,6 +230,45 @@ describe('the SFTP panel of an SSH tab', () => {
     expect(sha256(Buffer.concat(chunks))).toBe(sha256(payload));
     const transfer = panel().locator('.transfer[data-state="done"]').filter({ hasText: 'Downloaded' });
     await transfer.waitFor();
+  });
+
+  it("goes to a typed path (Ctrl+L), to a file's folder with the file selected, and to the terminal's folder", async () => {
+    const bar = panel().getByRole('textbox', { name: 'Go to path' });
+    await row('notes.txt').locator('.entry-name').click();
+    await page.keyboard.press('Control+L');
+    expect(await bar.inputValue()).toBe(remote());
+    await bar.fill('/usr/share');
+    await bar.press('Enter');
+    await expect.poll(() => panel().getAttribute('data-path')).toBe('/usr/share');
+    await bar.waitFor({ state: 'detached' });
+
+    // A path that is not there keeps the field open with the server's reason; Escape leaves the folder as it was.
+    await page.keyboard.press('Control+L');
+    await bar.fill('/no/such/place');
+    await bar.press('Enter');
+    await expect.poll(() => panel().locator('#sftp-path-error').innerText().catch(() => '')).toBe('/no/such/place: no such file or folder on the server.');
+    expect(await bar.getAttribute('aria-invalid')).toBe('true');
+    await bar.press('Escape');
+    await bar.waitFor({ state: 'detached' });
+    expect(await panel().getAttribute('data-path')).toBe('/usr/share');
+
+    // The shell moves; the button follows it (found over exec: this bash does not send OSC 7).
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type('cd /var/log\n');
+    await expect.poll(() => page.locator('.tab-panel:visible .xterm-rows').innerText(), { timeout: 15_000 }).toMatch(/:\/var\/log\$ *$/m);
+    await panel().getByRole('button', { name: "Go to the terminal's folder" }).click();
+    await expect.poll(() => panel().getAttribute('data-path')).toBe('/var/log');
+
+    // Beside the crumbs is the other way in; ~ is the home folder, and a file opens its folder.
+    const crumbs = panel().locator('.crumbs ol');
+    const box = await crumbs.boundingBox();
+    await crumbs.click({ position: { x: (box?.width ?? 10) - 4, y: (box?.height ?? 10) / 2 } });
+    expect(await bar.inputValue()).toBe('/var/log');
+    await bar.fill(`~/${folder}/notes.txt`);
+    await bar.press('Enter');
+    await expect.poll(() => panel().getAttribute('data-path')).toBe(remote());
+    expect(await row('notes.txt').getAttribute('aria-selected')).toBe('true');
+    expect(await row('notes.txt').evaluate((el) => el === document.activeElement)).toBe(true);
   });
 
   it('deletes a file and a folder only after confirmation', async () => {

@@ -14,15 +14,6 @@ export interface UploadItem {
   relPath: string;
 }
 
-export function joinRemote(dir: string, name: string): string {
-  return dir.endsWith('/') ? `${dir}${name}` : `${dir}/${name}`;
-}
-
-export function parentOf(path: string): string {
-  const i = path.replace(/\/+$/, '').lastIndexOf('/');
-  return i <= 0 ? '/' : path.slice(0, i);
-}
-
 /** Reads a dropped folder tree (webkitGetAsEntry) into files with relative paths, and its folders. */
 export async function collectDropped(items: DataTransferItemList): Promise<{ files: UploadItem[]; dirs: string[] }> {
   const files: UploadItem[] = [];
