@@ -3,7 +3,7 @@
  * upload (file input, folder input) streamed in chunks and checked by sha256 on the server,
  * an upload's progress and its cancel from the transfers list,
  * sort, hidden files, rename, chmod, edit in place (and refusal of a binary file), download,
- * the path bar and the terminal's folder, delete with confirmation.
+ * the path bar and the terminal's folder, multi-select, delete with confirmation.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
@@ -269,6 +269,61 @@ describe('the SFTP panel of an SSH tab', () => {
     await expect.poll(() => panel().getAttribute('data-path')).toBe(remote());
     expect(await row('notes.txt').getAttribute('aria-selected')).toBe('true');
     expect(await row('notes.txt').evaluate((el) => el === document.activeElement)).toBe(true);
+  });
+
+  it('selects several rows (Shift, Ctrl, Ctrl+A), downloads the files among them and deletes them after one confirmation', async () => {
+    await panel().locator('input[name=sftp-upload]').setInputFiles(
+      ['m1.txt', 'm2.txt', 'm3.txt'].map((name) => ({ name, mimeType: 'text/plain', buffer: Buffer.from(`${name}\n`) })),
+    );
+    await row('m3.txt').waitFor({ timeout: 20_000 });
+    const selectedNames = () => panel().locator('tr.sftp-row[aria-selected="true"]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-name')));
+    const footer = panel().locator('.sftp-selection');
+
+    await row('m1.txt').locator('.entry-name').click();
+    await row('m3.txt').locator('.entry-name').click({ modifiers: ['Shift'] });
+    expect(await selectedNames()).toEqual(['m1.txt', 'm2.txt', 'm3.txt']);
+    expect(await footer.innerText()).toContain('3 selected · 21 B in files');
+    await row('m2.txt').locator('.entry-name').click({ modifiers: ['Control'] });
+    expect(await selectedNames()).toEqual(['m1.txt', 'm3.txt']);
+    await page.keyboard.press('Control+A');
+    expect((await selectedNames()).length).toBe((await names()).length);
+    await page.keyboard.press('Escape');
+    expect(await selectedNames()).toEqual(['m2.txt']);
+    await footer.waitFor({ state: 'detached' });
+
+    // Back to m1 + m3, plus the tree folder: the menu counts files for Download, everything for Delete.
+    await row('m1.txt').locator('.entry-name').click();
+    await row('m3.txt').locator('.entry-name').click({ modifiers: ['Control'] });
+    await row('tree').locator('.entry-name').click({ modifiers: ['Control'] });
+    await row('m1.txt').locator('.entry-name').click({ button: 'right' });
+    expect(await page.getByRole('menuitem').allInnerTexts()).toEqual(['Download 2 files', 'Delete 3 items…']);
+    await page.keyboard.press('Escape');
+    await row('tree').locator('.entry-name').click({ modifiers: ['Control'] });
+
+    await row('m1.txt').locator('.entry-name').click({ button: 'right' });
+    const downloads: string[] = [];
+    const got = new Promise<void>((resolve) => {
+      page.on('download', async (d) => {
+        const chunks: Buffer[] = [];
+        for await (const c of await d.createReadStream()) chunks.push(Buffer.from(c));
+        downloads.push(`${d.suggestedFilename()}=${Buffer.concat(chunks).toString().trim()}`);
+        if (downloads.length === 2) resolve();
+      });
+    });
+    await page.getByRole('menuitem', { name: 'Download 2 files' }).click();
+    await got;
+    expect(downloads.sort()).toEqual(['m1.txt=m1.txt', 'm3.txt=m3.txt']);
+
+    await row('m3.txt').focus();
+    await page.keyboard.press('Delete');
+    const confirm = page.getByRole('dialog', { name: 'Delete 2 items?' });
+    expect(await confirm.innerText()).toContain('m1.txt, m3.txt will be deleted');
+    await confirm.getByRole('button', { name: 'Delete 2 items' }).click();
+    await row('m1.txt').waitFor({ state: 'detached' });
+    await row('m3.txt').waitFor({ state: 'detached' });
+    expect(existsSync(remote('m1.txt')) || existsSync(remote('m3.txt'))).toBe(false);
+    expect(readFileSync(remote('m2.txt'), 'utf8')).toBe('m2.txt\n');
+    expect(existsSync(remote('tree'))).toBe(true);
   });
 
   it('deletes a file and a folder only after confirmation', async () => {
