@@ -1,4 +1,4 @@
-import { BrowserWindow, type IpcMainEvent, app, ipcMain, safeStorage, session, shell } from 'electron';
+import { BrowserWindow, type IpcMainEvent, app, dialog, ipcMain, safeStorage, session, shell } from 'electron';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { App } from '../node/app.js';
@@ -48,6 +48,32 @@ function createWindow(): BrowserWindow {
   return win;
 }
 
+/**
+ * sftp.saveAs's dialog: a save dialog (in Downloads, the remote name suggested) for one item, a
+ * folder picker for several. Modal to the window, so it cannot be lost behind it.
+ */
+async function chooseSavePath(request: { suggestedName: string; several: boolean }): Promise<string | null> {
+  const win = BrowserWindow.getFocusedWindow() ?? BrowserWindow.getAllWindows()[0];
+  const downloads = app.getPath('downloads');
+  if (request.several) {
+    const options: Electron.OpenDialogOptions = {
+      title: `Download ${request.suggestedName} to…`,
+      buttonLabel: 'Download here',
+      defaultPath: downloads,
+      properties: ['openDirectory', 'createDirectory'],
+    };
+    const r = win ? await dialog.showOpenDialog(win, options) : await dialog.showOpenDialog(options);
+    return r.canceled ? null : (r.filePaths[0] ?? null);
+  }
+  const options: Electron.SaveDialogOptions = {
+    title: `Save ${request.suggestedName}`,
+    defaultPath: join(downloads, request.suggestedName),
+    properties: ['createDirectory', 'showOverwriteConfirmation'],
+  };
+  const r = win ? await dialog.showSaveDialog(win, options) : await dialog.showSaveDialog(options);
+  return r.canceled || !r.filePath ? null : r.filePath;
+}
+
 /** A renderer asks for a contract channel; only our own window's main frame gets one. */
 function onConnect(event: IpcMainEvent): void {
   const frame = event.senderFrame;
@@ -73,6 +99,7 @@ void app.whenReady().then(() => {
       encrypt: (plain) => safeStorage.encryptString(plain.toString('base64')),
       decrypt: (wrapped) => Buffer.from(safeStorage.decryptString(wrapped), 'base64'),
     },
+    chooseSavePath,
   });
   session.defaultSession.webRequest.onHeadersReceived((details, callback) => {
     callback({

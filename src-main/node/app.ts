@@ -19,7 +19,7 @@ import { SshService } from './ssh/ssh-service.js';
 import type { FlowControlOptions } from './terminal/terminal-session.js';
 import { TerminalService } from './terminal/terminal-service.js';
 import { registerSftpHandlers } from './sftp/sftp-handlers.js';
-import { SftpService } from './sftp/sftp-service.js';
+import { type SavePathChooser, SftpService } from './sftp/sftp-service.js';
 import { type OsKeyWrapper, Vault } from './vault/vault.js';
 
 export interface AppOptions {
@@ -27,6 +27,8 @@ export interface AppOptions {
   host: 'electron' | 'server' | 'in-process';
   /** Electron's safeStorage; absent in headless hosts. */
   osKeyWrapper?: OsKeyWrapper | null;
+  /** The desktop's native save dialog (Electron's); sftp.saveAs needs it. */
+  chooseSavePath?: SavePathChooser | null;
   /** Tuning for terminals (tests, benchmarks): flow-control watermarks, login prompt timeout. */
   terminal?: { flow?: Partial<FlowControlOptions>; promptTimeoutMs?: number };
 }
@@ -204,7 +206,7 @@ export class App {
   }
 
   private registerSftp(): void {
-    registerSftpHandlers(this.router, this.sftp, { httpDownloads: this.options.host === 'server' });
+    registerSftpHandlers(this.router, this.sftp, { httpDownloads: this.options.host === 'server', chooseSavePath: this.options.chooseSavePath });
   }
 
   private registerAi(): void {

@@ -226,6 +226,17 @@ export const sftpMethods = {
       'as an HTTP download: the browser saves it as it arrives. Progress arrives as transfer.progress; sftp.cancel cuts the response. ' +
       'EUNAVAILABLE outside `wraith serve`.',
   ),
+  'sftp.saveAs': method(
+    z.object({ ...Session, remotePaths: z.array(RemotePath).min(1).max(1000) }),
+    z.object({
+      /** Where the user chose to save (the file or folder itself for one path, the folder they go into for several); null: cancelled. */
+      localPath: z.string().nullable(),
+      transfers: z.array(z.object({ transferId: Id, remotePath: RemotePath, localPath: z.string() })),
+    }),
+    'Desktop app: asks the user where to save (a save dialog for one file or folder, a folder picker for several), then downloads ' +
+      'each as sftp.download does, replacing only what the save dialog confirmed. EUNAVAILABLE without a native dialog ' +
+      '(`wraith serve`: use sftp.downloadLink).',
+  ),
   'sftp.readChunk': method(
     z.object({
       ...Session,

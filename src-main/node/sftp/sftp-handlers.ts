@@ -1,12 +1,17 @@
 import { WraithError } from '../../common/errors.js';
 import type { Router } from '../router.js';
-import type { SftpService } from './sftp-service.js';
+import type { SavePathChooser, SftpService } from './sftp-service.js';
 
-/**
- * The sftp.* methods of the contract, served by one SftpService. `httpDownloads`: the host
- * answers download links over HTTP (`wraith serve`); elsewhere nothing could fetch them.
- */
-export function registerSftpHandlers(r: Router, sftp: SftpService, opts: { httpDownloads: boolean } = { httpDownloads: false }): void {
+/** What only some hosts can do for downloads. */
+export interface SftpHostFeatures {
+  /** The host answers download links over HTTP (`wraith serve`); elsewhere nothing could fetch them. */
+  httpDownloads: boolean;
+  /** The desktop's native save dialog (Electron); absent in browser mode and tests that do not give one. */
+  chooseSavePath?: SavePathChooser | null;
+}
+
+/** The sftp.* methods of the contract, served by one SftpService. */
+export function registerSftpHandlers(r: Router, sftp: SftpService, opts: SftpHostFeatures = { httpDownloads: false }): void {
   r.handle('sftp.list', (i) => sftp.list(i));
   r.handle('sftp.stat', (i) => sftp.stat(i.sessionId, i.path));
   r.handle('sftp.realpath', (i) => sftp.realpath(i.sessionId, i.path));
@@ -24,6 +29,11 @@ export function registerSftpHandlers(r: Router, sftp: SftpService, opts: { httpD
   r.handle('sftp.uploadChunk', (i) => sftp.uploadChunk(i));
   r.handle('sftp.uploadEnd', (i) => sftp.uploadEnd(i.transferId));
   r.handle('sftp.readChunk', (i) => sftp.readChunk(i));
+  r.handle('sftp.saveAs', (i) => {
+    const choose = opts.chooseSavePath;
+    if (!choose) throw new WraithError('EUNAVAILABLE', 'Save dialogs belong to the desktop app; in browser mode use sftp.downloadLink, or sftp.download to a path on the host.');
+    return sftp.saveAs(i, choose);
+  });
   r.handle('sftp.downloadLink', (i) => {
     if (!opts.httpDownloads) throw new WraithError('EUNAVAILABLE', 'Download links are served by `wraith serve` (browser mode); here, use sftp.download to a local path.');
     return sftp.downloadLink(i);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { posix } from 'node:path';
+import { join, posix } from 'node:path';
 import type { SFTPWrapper, Stats } from 'ssh2';
 import {
   SFTP_TEXT_MAX_BYTES,
@@ -15,6 +15,12 @@ import { cancelledError, sftpError } from './sftp-errors.js';
 import { decodeText } from './text.js';
 import { Transfer } from './transfer.js';
 import { type TransferPlan, type TransferTuning, runDownload, runUpload } from './transfer-runner.js';
+
+/**
+ * The desktop app's native "save as" (Electron's dialog): for one item a save dialog suggesting
+ * its name, for several a folder picker. Resolves with the path the user chose, or null.
+ */
+export type SavePathChooser = (request: { suggestedName: string; several: boolean }) => Promise<string | null>;
 
 /** The SFTP channel of an open SSH session. The SSH service owns it (opens, caches, closes). */
 export type SftpProvider = (sessionId: string) => Promise<SFTPWrapper>;
@@ -436,6 +442,31 @@ export class SftpService {
     const t = new Transfer(i.sessionId, 'download', 'file', i.localPath, i.remotePath);
     this.track(t, () => runDownload(rfs, t, i.overwrite, plan));
     return { transferId: t.id };
+  }
+
+  /**
+   * sftp.saveAs: downloads where the user said, through the desktop's own dialog. One item goes to
+   * the path chosen in a save dialog, which has asked before replacing anything there; several go
+   * by name into the folder chosen, and never replace what is already in it (those fail as
+   * sftp.download does without overwrite).
+   */
+  async saveAs(i: { sessionId: string; remotePaths: string[] }, choose: SavePathChooser) {
+    await this.fs(i.sessionId); // no dialog for a session that cannot do SFTP
+    const names = i.remotePaths.map((p) => posix.basename(p.replace(/\/+$/, '')));
+    const bad = names.find((n) => n === '' || n === '.' || n === '..');
+    if (bad !== undefined) throw sftpError('EBADARGS', `Cannot save ${bad || '/'} under its own name: name the file or folder to download.`, 'not_a_file');
+    const twice = names.find((n, k) => names.indexOf(n) !== k);
+    if (twice !== undefined) throw new WraithError('EBADARGS', `Two of the items to save are called ${twice}; save them one at a time.`);
+    const one = names.length === 1;
+    const chosen = await choose({ suggestedName: one ? (names[0] ?? '') : `${names.length} items`, several: !one });
+    if (!chosen) return { localPath: null, transfers: [] };
+    const transfers: { transferId: string; remotePath: string; localPath: string }[] = [];
+    for (const [k, remotePath] of i.remotePaths.entries()) {
+      const localPath = one ? chosen : join(chosen, names[k] ?? '');
+      const { transferId } = await this.download({ sessionId: i.sessionId, remotePath, localPath, overwrite: one });
+      transfers.push({ transferId, remotePath, localPath });
+    }
+    return { localPath: chosen, transfers };
   }
 
   /** Stops a transfer; resolves once its temp files are gone. */

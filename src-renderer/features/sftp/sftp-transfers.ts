@@ -3,7 +3,7 @@ import { asWraithError } from '../../composables/errors.js';
 import { useHost } from '../../transport/index.js';
 import { type TransferRow, useSftpStore } from './sftp-store.js';
 
-/** Bytes per sftp.uploadChunk / sftp.readChunk: large enough to keep the pipe full, small in memory. */
+/** Bytes per sftp.uploadChunk: large enough to keep the pipe full, small in memory. */
 export const CHUNK_BYTES = 1024 * 1024;
 /** Chunks in flight at once (the host writes them in order; two hide the round trip). */
 const IN_FLIGHT = 2;
@@ -123,14 +123,18 @@ export function useSftpTransfers(sessionId: () => string | null) {
     }
   }
 
+  /** The desktop app saves folders too (through its own dialog); a browser download is one file. */
+  const downloadsFolders = host.kind === 'electron';
+
   /**
-   * Downloads a remote file to the browser's own downloads. Served by `wraith serve`, it is a
-   * one-time link the host streams as the browser saves it (never the whole file in memory), with
-   * progress from transfer.progress and Cancel through sftp.cancel.
+   * Downloads remote files (and, in the desktop app, folders). Served by `wraith serve`, each file
+   * is a one-time link the host streams as the browser saves it. In the desktop app the host asks
+   * where (a save dialog for one item, a folder for several) and streams to disk. Either way the
+   * bytes never gather in the page, and progress and Cancel are the host's transfer.
    */
-  async function downloadFile(remotePath: string, name: string, size: number): Promise<void> {
-    if (host.kind === 'websocket') return downloadByLink(remotePath, name);
-    return downloadThroughPage(remotePath, name, size);
+  async function download(items: { path: string; name: string; size: number }[]): Promise<void> {
+    if (downloadsFolders) return saveAs(items);
+    for (const it of items) await downloadByLink(it.path, it.name);
   }
 
   async function downloadByLink(remotePath: string, name: string): Promise<void> {
@@ -143,51 +147,14 @@ export function useSftpTransfers(sessionId: () => string | null) {
     a.click();
   }
 
-  /**
-   * The Electron window has no HTTP host to fetch a link from: the file is read chunk by chunk
-   * into a Blob and handed to Electron's download (the Blob holds the bytes until saved).
-   */
-  async function downloadThroughPage(remotePath: string, name: string, size: number): Promise<void> {
+  async function saveAs(items: { path: string; name: string; size: number }[]): Promise<void> {
     const sid = requireSession();
-    const id = `dl-${Math.random().toString(36).slice(2)}`;
-    const r: TransferRow = store.add({ id, sessionId: sid, direction: 'download', name, remotePath, bytes: 0, totalBytes: size });
-    const abort = store.abortController(id);
-    const parts: Uint8Array<ArrayBuffer>[] = [];
-    const samples: { t: number; bytes: number }[] = [{ t: performance.now(), bytes: 0 }];
-    try {
-      let offset = 0;
-      let total = size;
-      for (;;) {
-        if (abort.signal.aborted) throw new WraithError('ECANCELLED', `The download of ${name} was cancelled.`);
-        const res = await host.call('sftp.readChunk', { sessionId: sid, path: remotePath, offset, length: CHUNK_BYTES });
-        parts.push(new Uint8Array(res.data));
-        offset += res.data.byteLength;
-        total = res.size;
-        // Speed over the last few seconds, and the time left at that speed.
-        const now = performance.now();
-        samples.push({ t: now, bytes: offset });
-        while (samples.length > 2 && now - (samples[0]?.t ?? now) > 3000) samples.shift();
-        const first = samples[0] ?? { t: now, bytes: 0 };
-        const speed = now > first.t ? ((offset - first.bytes) * 1000) / (now - first.t) : 0;
-        Object.assign(r, { bytes: offset, totalBytes: total, bytesPerSecond: speed, etaSeconds: speed > 0 ? Math.max(0, total - offset) / speed : null });
-        if (res.eof || res.data.byteLength === 0 || offset >= total) break;
-      }
-      const url = URL.createObjectURL(new Blob(parts));
-      const a = document.createElement('a');
-      a.href = url;
-      a.download = name;
-      a.click();
-      setTimeout(() => URL.revokeObjectURL(url), 30_000);
-      store.update(id, { state: 'done', bytesPerSecond: 0, etaSeconds: null, filesDone: 1 });
-    } catch (err) {
-      const e = asWraithError(err);
-      if (r.state === 'running') store.update(id, { state: e.code === 'ECANCELLED' ? 'cancelled' : 'failed', error: e.code === 'ECANCELLED' ? null : e.message });
-      if (e.code !== 'ECANCELLED') throw e;
-    } finally {
-      parts.length = 0;
-      store.settle(id);
+    const r = await host.call('sftp.saveAs', { sessionId: sid, remotePaths: items.map((it) => it.path) });
+    for (const [k, t] of r.transfers.entries()) {
+      const it = items[k];
+      store.add({ id: t.transferId, sessionId: sid, direction: 'download', name: it?.name ?? t.remotePath, remotePath: t.remotePath, bytes: 0, totalBytes: it?.size ?? 0 });
     }
   }
 
-  return { uploadFile, downloadFile };
+  return { uploadFile, download, downloadsFolders };
 }

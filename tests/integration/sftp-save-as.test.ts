@@ -1,0 +1,128 @@
+/**
+ * The desktop app's downloads (sftp.saveAs): the host asks where through the native dialog, then
+ * streams to that path as sftp.download does. Electron cannot run here, so its dialog is the one
+ * stand-in: a function that records what it was asked and answers as a user would. The SSH
+ * server, the transfers and the files on disk are real.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { ContractClient } from '../../src-main/common/client.js';
+import { App } from '../../src-main/node/app.js';
+import { connectInProcess } from '../../src-main/node/in-process.js';
+import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
+import { failure } from '../fixtures/errors.js';
+
+let sshd: SshdHandle;
+let app: App;
+let client: ContractClient;
+let sessionId: string;
+let remote: string;
+let local: string;
+/** What the dialog was asked, and what the "user" answers next. */
+const asked: { suggestedName: string; several: boolean }[] = [];
+let answer: string | null = null;
+
+const sha = (path: string) => execFileSync('sha256sum', [path], { encoding: 'utf8' }).split(' ')[0];
+const settled = async (transferId: string) => {
+  await expect.poll(async () => (await client.call('sftp.transfers', { sessionId })).find((t) => t.transferId === transferId)?.state, { timeout: 20_000 }).not.toBe('running');
+  return (await client.call('sftp.transfers', { sessionId })).find((t) => t.transferId === transferId);
+};
+
+beforeAll(async () => {
+  sshd = await startSshd();
+  local = mkdtempSync(join(tmpdir(), 'wraith-save-as-'));
+  app = new App({
+    dataDir: join(local, 'data'),
+    host: 'in-process',
+    chooseSavePath: async (request) => {
+      asked.push(request);
+      return answer;
+    },
+  });
+  client = connectInProcess(app);
+  await client.call('vault.init', { protection: 'keyfile' });
+  await client.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
+  const u = sshd.users.key;
+  const conn = await client.call('connections.create', { name: 'save', kind: 'ssh', host: sshd.host, port: sshd.port, username: u.username, authMethod: 'key', secrets: { privateKey: u.privateKey } });
+  ({ sessionId } = await client.call('ssh.open', { connectionId: conn.id }));
+  const home = execFileSync('getent', ['passwd', u.username], { encoding: 'utf8' }).split(':')[5] ?? '';
+  remote = `${home}/save-as-${process.pid}`;
+  execFileSync('sh', ['-c', `mkdir -p ${remote}/logs/old && head -c 3000000 /dev/urandom > ${remote}/db.dump && echo one > ${remote}/logs/a.log && echo two > ${remote}/logs/old/b.log && chown -R ${u.username} ${remote}`]);
+}, 60_000);
+
+afterAll(async () => {
+  await app?.dispose();
+  await sshd?.stop();
+  if (remote) rmSync(remote, { recursive: true, force: true });
+  if (local) rmSync(local, { recursive: true, force: true });
+});
+
+describe('sftp.saveAs', () => {
+  test('one file: a save dialog suggesting its name, then the same bytes at the chosen path, replacing what the dialog confirmed', async () => {
+    const target = join(local, 'chosen-name.dump');
+    writeFileSync(target, 'an older file the user agreed to replace');
+    answer = target;
+    const r = await client.call('sftp.saveAs', { sessionId, remotePaths: [`${remote}/db.dump`] });
+    expect(asked.at(-1)).toEqual({ suggestedName: 'db.dump', several: false });
+    expect(r.localPath).toBe(target);
+    expect(r.transfers).toEqual([{ transferId: expect.any(String), remotePath: `${remote}/db.dump`, localPath: target }]);
+    expect(await settled(r.transfers[0]?.transferId ?? '')).toMatchObject({ state: 'done', direction: 'download', bytes: 3_000_000, localPath: target });
+    expect(sha(target)).toBe(sha(`${remote}/db.dump`));
+  });
+
+  test('one folder: the whole tree lands under the name chosen', async () => {
+    answer = join(local, 'logs-copy');
+    const r = await client.call('sftp.saveAs', { sessionId, remotePaths: [`${remote}/logs/`] });
+    expect(asked.at(-1)).toEqual({ suggestedName: 'logs', several: false });
+    expect(await settled(r.transfers[0]?.transferId ?? '')).toMatchObject({ state: 'done', kind: 'folder', filesDone: 2 });
+    expect(readFileSync(join(local, 'logs-copy', 'a.log'), 'utf8')).toBe('one\n');
+    expect(readFileSync(join(local, 'logs-copy', 'old', 'b.log'), 'utf8')).toBe('two\n');
+  });
+
+  test('several: a folder picker, each item by its own name inside, nothing already there replaced', async () => {
+    const into = join(local, 'picked');
+    mkdirSync(into);
+    writeFileSync(join(into, 'db.dump'), 'keep me');
+    answer = into;
+    const r = await client.call('sftp.saveAs', { sessionId, remotePaths: [`${remote}/db.dump`, `${remote}/logs`] });
+    expect(asked.at(-1)).toEqual({ suggestedName: '2 items', several: true });
+    expect(r.transfers.map((t) => t.localPath)).toEqual([join(into, 'db.dump'), join(into, 'logs')]);
+    const [dump, logs] = await Promise.all(r.transfers.map((t) => settled(t.transferId)));
+    expect(dump).toMatchObject({ state: 'failed', error: { code: 'EBADARGS', message: expect.stringContaining('already exists') } });
+    expect(readFileSync(join(into, 'db.dump'), 'utf8')).toBe('keep me');
+    expect(logs).toMatchObject({ state: 'done' });
+    expect(readFileSync(join(into, 'logs', 'old', 'b.log'), 'utf8')).toBe('two\n');
+    expect(readdirSync(into).sort()).toEqual(['db.dump', 'logs']); // no temp left behind
+  });
+
+  test('a cancelled dialog downloads nothing; names that cannot be saved as such are refused before asking', async () => {
+    answer = null;
+    const before = readdirSync(local).sort();
+    const transfersBefore = (await client.call('sftp.transfers', { sessionId })).length;
+    expect(await client.call('sftp.saveAs', { sessionId, remotePaths: [`${remote}/db.dump`] })).toEqual({ localPath: null, transfers: [] });
+    expect(readdirSync(local).sort()).toEqual(before);
+    expect((await client.call('sftp.transfers', { sessionId })).length).toBe(transfersBefore);
+
+    const asks = asked.length;
+    expect((await failure(client.call('sftp.saveAs', { sessionId, remotePaths: [`${remote}/logs/..`] }))).code).toBe('EBADARGS');
+    const twice = await failure(client.call('sftp.saveAs', { sessionId, remotePaths: [`${remote}/logs/a.log`, `${remote}/a.log`] }));
+    expect(twice.message).toContain('Two of the items to save are called a.log');
+    expect((await failure(client.call('sftp.saveAs', { sessionId, remotePaths: [] }))).code).toBe('EBADARGS');
+    expect(asked.length).toBe(asks);
+  });
+
+  test('a host without a native dialog (browser mode) says so', async () => {
+    const headless = new App({ dataDir: join(local, 'data-headless'), host: 'in-process' });
+    try {
+      const err = await failure(connectInProcess(headless).call('sftp.saveAs', { sessionId, remotePaths: ['/etc/hostname'] }));
+      expect(err.code).toBe('EUNAVAILABLE');
+      expect(err.message).toMatch(/desktop app.*sftp.downloadLink/);
+    } finally {
+      await headless.dispose();
+    }
+    expect(existsSync(join(local, 'data-headless'))).toBe(true);
+  });
+});
