@@ -102,6 +102,8 @@ describe('the SFTP panel of an SSH tab', () => {
     const transfer = panel().locator('.transfer').filter({ hasText: 'random.bin' });
     await expect.poll(() => transfer.getAttribute('data-state'), { timeout: 20_000 }).toBe('done');
     await expect.poll(() => transfer.innerText()).toContain('Uploaded 3.5 MB');
+    // In sight in the transfers list, so no note on top of it.
+    expect(await page.locator('.toasts .toast', { hasText: 'random.bin' }).count()).toBe(0);
     expect(sha256(readFileSync(remote('random.bin')))).toBe(sha256(payload));
     expect(readdirSync(remote()).filter((n) => n.includes('wraith-part'))).toEqual([]);
     await expect.poll(() => row('random.bin').locator('.col-size').innerText()).toBe('3.5 MB');
@@ -122,6 +124,23 @@ describe('the SFTP panel of an SSH tab', () => {
     // Neither the file nor its temporary name is on the server, and the listing does not show it.
     expect(readdirSync(remote()).filter((n) => n.includes('big.bin') || n.includes('wraith-part'))).toEqual([]);
     expect(await names()).not.toContain('big.bin');
+  });
+
+  it('keeps a transfer in sight with the panel closed: progress on the Files button, a note when it ends', async () => {
+    const big = join(localDir, 'quiet.bin');
+    execFileSync('truncate', ['-s', '512M', big]);
+    await panel().locator('input[name=sftp-upload]').setInputFiles(big);
+    const toggle = page.locator('.sftp-toggle');
+    await toggle.click(); // hide the panel while the upload runs
+    await panel().waitFor({ state: 'detached' });
+    await expect.poll(() => toggle.getAttribute('aria-label'), { timeout: 20_000 }).toMatch(/^Files, 1 transfer running, \d+%$/);
+    expect(await toggle.locator('.sftp-toggle-progress').innerText()).toMatch(/^\d+%$/);
+    await page.locator('.toasts .toast', { hasText: 'Uploaded quiet.bin.' }).waitFor({ timeout: 60_000 });
+    expect(await toggle.getAttribute('aria-label')).toBe('Files');
+    expect(statSync(remote('quiet.bin')).size).toBe(512 * 1024 * 1024);
+    rmSync(remote('quiet.bin'));
+    await toggle.click();
+    await panel().waitFor();
   });
 
   it('uploads a file dropped on the panel, showing where it will go while dragging', async () => {

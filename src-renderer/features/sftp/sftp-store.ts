@@ -1,11 +1,13 @@
 import { defineStore } from 'pinia';
 import { ref } from 'vue';
 import type { TransferProgress } from '@common/contract/sftp.js';
+import { toast } from '../../composables/dialogs.js';
+import { useSessionsStore } from '../../stores/sessions.js';
 import { useHost } from '../../transport/index.js';
 
 export type TransferState = TransferProgress['state'];
 
-/** One row of the transfers list: a host transfer (uploads) or a download into the page. */
+/** One row of the transfers list: a transfer the host runs (uploads, downloads), as the page last heard of it. */
 export interface TransferRow {
   id: string;
   sessionId: string;
@@ -26,7 +28,7 @@ const KEEP_FINISHED = 30;
 
 /**
  * The SFTP side panels: which SSH tabs show theirs, where each was browsing, how wide the panel
- * is, and every transfer (host uploads reported by transfer.progress, page downloads measured here).
+ * is, and every transfer (reported by transfer.progress; uploads from the page count their chunks).
  */
 export const useSftpStore = defineStore('sftp', () => {
   const host = useHost();
@@ -35,7 +37,7 @@ export const useSftpStore = defineStore('sftp', () => {
   const showHidden = ref(false);
   const width = ref(380);
   const transfers = ref<TransferRow[]>([]);
-  /** Cancels for transfers the page drives (downloads); uploads cancel through sftp.cancel too. */
+  /** Cancels for uploads the page streams (it stops sending); the host's side stops through sftp.cancel. */
   const aborts = new Map<string, AbortController>();
 
   function toggle(tabKey: string, show?: boolean): void {
@@ -69,12 +71,30 @@ export const useSftpStore = defineStore('sftp', () => {
 
   function update(id: string, patch: Partial<TransferRow>): void {
     const r = row(id);
-    if (r) Object.assign(r, patch);
+    if (!r) return;
+    const was = r.state;
+    Object.assign(r, patch);
+    if (was === 'running' && r.state !== 'running') ended(r);
+  }
+
+  /**
+   * A transfer ended out of sight (its tab is not shown, or its files panel is closed): say so,
+   * a failure above all. In sight, the transfers list says it already.
+   */
+  function ended(r: TransferRow): void {
+    if (r.state === 'cancelled') return;
+    const sessions = useSessionsStore();
+    const tab = sessions.tabs.find((t) => t.sessionId === r.sessionId);
+    if (tab && sessions.activeKey === tab.key && open.value[tab.key]) return;
+    const what = r.name || r.remotePath;
+    if (r.state === 'failed') toast(`${r.direction === 'upload' ? 'Upload' : 'Download'} of ${what} failed: ${r.error ?? 'unknown error'}`, 'error');
+    else toast(`${r.direction === 'upload' ? 'Uploaded' : 'Downloaded'} ${what}.`);
   }
 
   host.on('transfer.progress', (p) => {
     const r = row(p.transferId) ?? add({ id: p.transferId, sessionId: p.sessionId, direction: p.direction, name: '', remotePath: '', bytes: 0, totalBytes: p.totalBytes });
     // A streamed upload counts its own chunks too; never go backwards.
+    const was = r.state;
     Object.assign(r, {
       bytes: Math.max(r.bytes, p.bytes),
       totalBytes: p.totalBytes ?? r.totalBytes,
@@ -85,6 +105,7 @@ export const useSftpStore = defineStore('sftp', () => {
       state: r.state === 'running' ? p.state : r.state,
       error: p.error?.message ?? r.error,
     });
+    if (was === 'running' && r.state !== 'running') ended(r);
   });
 
   function abortController(id: string): AbortController {
@@ -101,8 +122,7 @@ export const useSftpStore = defineStore('sftp', () => {
     const r = row(id);
     if (!r || r.state !== 'running') return;
     aborts.get(id)?.abort();
-    // Uploads and link downloads run in the host; a download read by the page has no host transfer.
-    if (!aborts.has(id) || r.direction === 'upload') await host.call('sftp.cancel', { transferId: id }).catch(() => undefined);
+    await host.call('sftp.cancel', { transferId: id }).catch(() => undefined);
     update(id, { state: 'cancelled', bytesPerSecond: 0, etaSeconds: null });
   }
 
