@@ -302,6 +302,31 @@ export const useSessionsStore = defineStore('sessions', () => {
     }
   }
 
+  /** Another tab on the same connection or shell, right after this one (a new session, not a view of this one). */
+  function duplicate(key: string): SessionTab | null {
+    const tab = tabs.value.find((t) => t.key === key);
+    let copy: SessionTab | null = null;
+    if (tab?.kind === 'rdp') copy = openRdp(tab.connectionId, tab.title);
+    else if (tab?.kind === 'ssh' && tab.connectionId) copy = openSsh(tab.connectionId, tab.title);
+    else if (tab?.kind === 'pty' && tab.shell) copy = openShellTab(tab.shell, tab.title);
+    if (copy) move(copy.key, tabs.value.findIndex((t) => t.key === key) + 1);
+    return copy;
+  }
+
+  /** The title shown on the tab (this window only); blank keeps the old one. */
+  function rename(key: string, title: string): void {
+    const tab = tabs.value.find((t) => t.key === key);
+    const clean = title.replace(/\s+/g, ' ').trim().slice(0, 80);
+    if (tab && clean) tab.title = clean;
+  }
+
+  /** Puts a tab at `index` of the strip (dragging, duplicates). */
+  function move(key: string, index: number): void {
+    const from = tabs.value.findIndex((t) => t.key === key);
+    const [tab] = from >= 0 ? tabs.value.splice(from, 1) : [];
+    if (tab) tabs.value.splice(Math.max(0, Math.min(tabs.value.length, index)), 0, tab);
+  }
+
   function activate(key: string): void {
     if (tabs.value.some((t) => t.key === key)) activeKey.value = key;
   }
@@ -321,6 +346,7 @@ export const useSessionsStore = defineStore('sessions', () => {
   return {
     infos, tabs, activeKey, activeTab, panelShell, prompts, openCount,
     load, openSsh, openShellTab, openRdp, findRdp, setPanelShell, start, trustAndConnect, forgetAndRetry, reconnect, relaunch, kill, close, activate, cycle,
+    duplicate, rename, move,
     answerPrompt, hostKeyTarget,
   };
 });

@@ -517,6 +517,59 @@ describe('terminals in browser mode', () => {
     await opened.close();
   });
 
+  it('has a tab menu (duplicate, rename, close others) and reorders tabs by dragging', async () => {
+    const titles = () => page.locator('.tab .tab-title').allInnerTexts();
+    const before = await titles();
+    const at = before.indexOf('bash');
+    expect(at).toBeGreaterThanOrEqual(0);
+    const originalId = await (async () => {
+      await page.locator('.tab').nth(at).click();
+      return activeSessionId();
+    })();
+
+    // Duplicate: a new session of the same shell, right after the original, and it is the active tab.
+    await page.locator('.tab').nth(at).click({ button: 'right' });
+    const menu = page.getByRole('menu', { name: 'Tab bash' });
+    expect(await menu.getByRole('menuitem').allInnerTexts()).toEqual(['Duplicate tab', 'Rename tab…', 'Close tab', 'Close other tabs', 'Close tabs to the right']);
+    await menu.getByRole('menuitem', { name: 'Duplicate tab' }).click();
+    await expect.poll(titles).toEqual([...before.slice(0, at + 1), 'bash', ...before.slice(at + 1)]);
+    expect(await page.locator('.tab').nth(at + 1).getAttribute('aria-selected')).toBe('true');
+    const copyId = await activeSessionId();
+    expect(copyId).not.toBe(originalId);
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type('echo copy-$((3*3))\n');
+    await waitForLine(copyId, 'copy-9');
+
+    // Rename, from the keyboard (Shift+F10 on the focused tab).
+    await page.locator('.tab').nth(at + 1).focus();
+    await page.keyboard.press('Shift+F10');
+    await page.getByRole('menuitem', { name: 'Rename tab…' }).click();
+    const ask = page.getByRole('dialog', { name: 'Rename tab' });
+    await ask.locator('input').fill('  build   box ');
+    await ask.getByRole('button', { name: 'Rename' }).click();
+    await expect.poll(async () => (await titles())[at + 1]).toBe('build box');
+
+    // Dragged onto the left half of the first tab, it becomes the first.
+    await page.locator('.tab', { hasText: 'build box' }).dragTo(page.locator('.tab').first(), { targetPosition: { x: 4, y: 10 } });
+    await expect.poll(async () => (await titles())[0]).toBe('build box');
+    expect((await titles()).length).toBe(before.length + 1);
+
+    // Close the others: more than one live session ends, so it asks first.
+    await page.locator('.tab').first().click({ button: 'right' });
+    await page.getByRole('menuitem', { name: 'Close other tabs' }).click();
+    const sessionsShown = async () => Number(/Sessions: (\d+)/.exec(await page.locator('.status-bar').innerText())?.[1] ?? NaN);
+    const open = await sessionsShown();
+    const confirm = page.getByRole('dialog', { name: `Close ${before.length} tabs?` });
+    const ending = Number(/(\d+) open sessions will end/.exec(await confirm.innerText())?.[1] ?? NaN);
+    expect(ending).toBeGreaterThan(1);
+    await confirm.getByRole('button', { name: `Close ${before.length} tabs` }).click();
+    await expect.poll(titles).toEqual(['build box']);
+    await expect.poll(sessionsShown).toBe(open - ending); // the host ended them, not just the tabs
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type('echo still-$((2*4))\n');
+    await waitForLine(copyId, 'still-8');
+  });
+
   it('takes a screenshot of the window with a terminal open', async () => {
     await page.screenshot({ path: '/tmp/wraith-terminal.png' });
     const errors = browser.pageErrors.filter((e) => !/WebSocket connection to .* failed/.test(e));
