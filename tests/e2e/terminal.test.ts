@@ -525,6 +525,29 @@ describe('terminals in browser mode', () => {
     await opened.close();
   });
 
+  it("saves the output as a text file from the right-click menu, the shell's history even under a full-screen program", async () => {
+    const id = await activeSessionId();
+    // A program in the alternate screen (as vim or less would be) leaves the shell's history alone.
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type("printf '\\033[?1049h'; echo alt-only-$((1+1))\n");
+    await waitForLine(id, 'alt-only-2');
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      (async () => {
+        await page.locator('.tab-panel:visible .xterm').click({ button: 'right' });
+        await page.getByRole('menuitem', { name: 'Save output as text…' }).click();
+      })(),
+    ]);
+    expect(download.suggestedFilename()).toMatch(/^[\w.@-]+-\d{4}-\d{2}-\d{2}-\d{4}\.txt$/);
+    const chunks: Buffer[] = [];
+    for await (const c of await download.createReadStream()) chunks.push(Buffer.from(c));
+    const saved = Buffer.concat(chunks).toString('utf8');
+    expect(saved.split('\n')).toContain('https://wraith-link.invalid/docs?q=42');
+    expect(saved).not.toContain('alt-only-2');
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type("printf '\\033[?1049l'\n");
+  });
+
   it('has a tab menu (duplicate, rename, close others) and reorders tabs by dragging', async () => {
     const titles = () => page.locator('.tab .tab-title').allInnerTexts();
     const before = await titles();

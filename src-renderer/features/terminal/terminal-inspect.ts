@@ -23,8 +23,8 @@ export function registerTerminal(sessionId: string, term: Terminal): () => void 
   };
 }
 
-function bufferText(term: Terminal, from = 0): string {
-  const buf = term.buffer.active;
+/** The text of a buffer (the active one unless given), wrapped lines joined, trailing blanks dropped. */
+export function bufferText(term: Terminal, from = 0, buf = term.buffer.active): string {
   const lines: string[] = [];
   for (let i = Math.max(0, from); i < buf.length; i++) {
     const line = buf.getLine(i);

@@ -12,7 +12,7 @@ import { openExternal } from './external-links.js';
 import { OutputFeeder } from './output-feeder.js';
 import { gpuDrawsWebgl } from './renderer-choice.js';
 import { terminalHub } from './terminal-hub.js';
-import { registerTerminal } from './terminal-inspect.js';
+import { bufferText, registerTerminal } from './terminal-inspect.js';
 
 export interface UseTerminalOptions {
   /** Show the session's recent output (terminal.read) before live data: a tab re-opened after a reload. */
@@ -341,6 +341,11 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     },
     measure: () => ({ cols: term?.cols ?? 80, rows: term?.rows ?? 24 }),
     hasSelection: () => term?.hasSelection() ?? false,
+    /**
+     * The session's output as text: the scrollback and screen of the normal buffer, so a full-screen
+     * program (vim, less, htop) in the alternate screen does not replace the shell's history.
+     */
+    outputText: () => (term ? bufferText(term, 0, term.buffer.normal) : ''),
     /** True while the program in the terminal asked for mouse events (mc, htop, vim with mouse=a). */
     programWantsMouse: () => (term?.modes.mouseTrackingMode ?? 'none') !== 'none',
     copySelection,
