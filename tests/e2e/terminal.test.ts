@@ -482,6 +482,44 @@ describe('terminals in browser mode', () => {
     await waitForLine(id, 'after-clear');
   });
 
+  it('takes colours, cursor and right-click paste from Settings, applied to open terminals', async () => {
+    await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(server.openUrl).origin });
+    const id = await activeSessionId();
+    const info = () => page.evaluate((sid) => window.wraithInspect?.terminals.info(sid), id);
+    const paneBackground = () => page.locator('.tab-panel:visible .terminal-pane').evaluate((el) => getComputedStyle(el).backgroundColor);
+    const save = async (values: { theme: string; cursorStyle: string; cursorBlink: boolean; rightClick: string }) => {
+      await page.getByRole('button', { name: 'Settings' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Settings' });
+      await dialog.locator('select[name=theme]').selectOption(values.theme);
+      await dialog.locator('select[name=cursorStyle]').selectOption(values.cursorStyle);
+      await dialog.locator('input[name=cursorBlink]').setChecked(values.cursorBlink);
+      await dialog.locator('select[name=rightClick]').selectOption(values.rightClick);
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      await dialog.waitFor({ state: 'detached' });
+    };
+    expect(await info()).toMatchObject({ cursorStyle: 'block', background: '#0f1218' });
+
+    await save({ theme: 'solarized-light', cursorStyle: 'bar', cursorBlink: false, rightClick: 'paste' });
+    await expect.poll(info).toMatchObject({ cursorStyle: 'bar', cursorBlink: false, background: '#fdf6e3' });
+    expect(await paneBackground()).toBe('rgb(253, 246, 227)'); // the frame around the grid follows the theme
+
+    // A right click pastes (no menu); Shift+right-click is still the menu.
+    await page.evaluate(() => navigator.clipboard.writeText('echo right-$((8*8))'));
+    const xterm = page.locator('.tab-panel:visible .xterm');
+    await xterm.click({ button: 'right', position: { x: 200, y: 40 } });
+    await expect.poll(async () => (await terminalText(id)).includes('echo right-$((8*8))')).toBe(true);
+    expect(await page.getByRole('menu', { name: 'Terminal' }).count()).toBe(0);
+    await page.keyboard.press('Enter');
+    await waitForLine(id, 'right-64');
+    await xterm.click({ button: 'right', position: { x: 200, y: 40 }, modifiers: ['Shift'] });
+    await page.getByRole('menu', { name: 'Terminal' }).waitFor();
+    await page.keyboard.press('Escape');
+
+    await save({ theme: 'wraith', cursorStyle: 'block', cursorBlink: true, rightClick: 'menu' });
+    await expect.poll(info).toMatchObject({ cursorStyle: 'block', cursorBlink: true, background: '#0f1218' });
+    expect(await paneBackground()).toBe('rgb(15, 18, 24)');
+  });
+
   it('copies a selection to the clipboard when copy-on-select is on', async () => {
     await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(server.openUrl).origin });
     const id = await activeSessionId();

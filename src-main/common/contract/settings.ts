@@ -16,6 +16,12 @@ export const SettingsSchema = z.object({
   /** auto: WebGL when the GPU draws it, the DOM renderer when WebGL is software (SwiftShader, llvmpipe). */
   'terminal.renderer': z.enum(['auto', 'webgl', 'dom']).default('auto'),
   'terminal.confirmMultilinePaste': z.boolean().default(true),
+  /** Colour scheme (src-renderer/features/terminal/terminal-themes.ts). */
+  'terminal.theme': z.enum(['wraith', 'solarized-dark', 'solarized-light', 'dracula']).default('wraith'),
+  'terminal.cursorStyle': z.enum(['block', 'bar', 'underline']).default('block'),
+  'terminal.cursorBlink': z.boolean().default(true),
+  /** What a right click does: the menu, or paste (PuTTY, MobaXterm). Shift+right-click always opens the menu. */
+  'terminal.rightClick': z.enum(['menu', 'paste']).default('menu'),
   'terminal.ringBufferBytes': z.number().int().min(64 * 1024).max(64 * 1024 * 1024).default(1024 * 1024),
   'ui.leftPanelWidth': z.number().int().min(160).max(800).default(260),
   'ui.rightPanelWidth': z.number().int().min(240).max(1200).default(320),

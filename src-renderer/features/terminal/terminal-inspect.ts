@@ -9,7 +9,18 @@ export interface TerminalInspector {
   /** The last `lines` lines of the buffer (wrapped lines joined), cheap enough to poll per frame. */
   tail(sessionId: string, lines: number): string | null;
   /** The terminal's grid and the options that change how fast it parses. */
-  info(sessionId: string): { cols: number; rows: number; scrollback: number; convertEol: boolean; fontSize: number; fontFamily: string; lineHeight: number } | null;
+  info(sessionId: string): {
+    cols: number;
+    rows: number;
+    scrollback: number;
+    convertEol: boolean;
+    fontSize: number;
+    fontFamily: string;
+    lineHeight: number;
+    cursorStyle: string;
+    cursorBlink: boolean;
+    background: string;
+  } | null;
   /** The selected text ('' when nothing is selected). */
   selection(sessionId: string): string | null;
   /** Calls `listener` each time xterm has parsed written data (xterm's onWriteParsed); returns the unsubscribe. */
@@ -49,7 +60,18 @@ export const terminalInspector: TerminalInspector = {
     const term = live.get(sessionId);
     if (!term) return null;
     const o = term.options;
-    return { cols: term.cols, rows: term.rows, scrollback: o.scrollback ?? 0, convertEol: o.convertEol ?? false, fontSize: o.fontSize ?? 0, fontFamily: o.fontFamily ?? '', lineHeight: o.lineHeight ?? 1 };
+    return {
+      cols: term.cols,
+      rows: term.rows,
+      scrollback: o.scrollback ?? 0,
+      convertEol: o.convertEol ?? false,
+      fontSize: o.fontSize ?? 0,
+      fontFamily: o.fontFamily ?? '',
+      lineHeight: o.lineHeight ?? 1,
+      cursorStyle: o.cursorStyle ?? 'block',
+      cursorBlink: o.cursorBlink ?? false,
+      background: o.theme?.background ?? '',
+    };
   },
   selection: (sessionId) => live.get(sessionId)?.getSelection() ?? null,
   onWriteParsed: (sessionId, listener) => {

@@ -13,6 +13,7 @@ import { OutputFeeder } from './output-feeder.js';
 import { gpuDrawsWebgl } from './renderer-choice.js';
 import { terminalHub } from './terminal-hub.js';
 import { bufferText, registerTerminal } from './terminal-inspect.js';
+import { boldIsBright, terminalTheme } from './terminal-themes.js';
 
 export interface UseTerminalOptions {
   /** Show the session's recent output (terminal.read) before live data: a tab re-opened after a reload. */
@@ -22,16 +23,6 @@ export interface UseTerminalOptions {
   /** The first measurement after mount: the size to open the session with. */
   onReady?: (cols: number, rows: number) => void;
 }
-
-const THEME = {
-  background: '#0f1218',
-  foreground: '#d7dce5',
-  cursor: '#8ab4ff',
-  cursorAccent: '#0f1218',
-  selectionBackground: '#2f4a7a',
-  black: '#1b1f27', red: '#f0717a', green: '#8fd694', yellow: '#e8c872', blue: '#7aa7ff', magenta: '#c79bf2', cyan: '#6fd3e0', white: '#d7dce5',
-  brightBlack: '#5b6475', brightRed: '#ff8f96', brightGreen: '#a8e6ad', brightYellow: '#f2d88f', brightBlue: '#9cc0ff', brightMagenta: '#d9b6ff', brightCyan: '#92e6f0', brightWhite: '#ffffff',
-};
 
 const MULTILINE = /\r|\n/;
 
@@ -91,7 +82,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     else return; // not blinking, and not held by us
     blinkTimer = setTimeout(() => {
       blinkTimer = null;
-      if (term === t) t.options.cursorBlink = true;
+      if (term === t) t.options.cursorBlink = settings.values['terminal.cursorBlink'];
     }, BLINK_QUIET_MS);
   }
 
@@ -219,8 +210,10 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
       fontSize: s['terminal.fontSize'],
       fontFamily: s['terminal.fontFamily'],
       lineHeight: s['terminal.lineHeight'],
-      theme: THEME,
-      cursorBlink: true,
+      theme: terminalTheme(s['terminal.theme']),
+      drawBoldTextInBrightColors: boldIsBright(s['terminal.theme']),
+      cursorBlink: s['terminal.cursorBlink'],
+      cursorStyle: s['terminal.cursorStyle'],
       allowProposedApi: true, // unicode11 uses the proposed unicode API
       macOptionIsMeta: true,
     });
@@ -308,6 +301,18 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
       term.options.lineHeight = lineHeight;
       term.options.scrollback = scrollback;
       refit();
+    },
+  );
+
+  watch(
+    () => [settings.values['terminal.theme'], settings.values['terminal.cursorStyle'], settings.values['terminal.cursorBlink']] as const,
+    ([theme, cursorStyle, cursorBlink]) => {
+      if (!term) return;
+      term.options.theme = terminalTheme(theme);
+      term.options.drawBoldTextInBrightColors = boldIsBright(theme);
+      term.options.cursorStyle = cursorStyle;
+      // A blink held during output comes back as the setting says (holdBlink reads it).
+      if (!blinkTimer) term.options.cursorBlink = cursorBlink;
     },
   );
 
