@@ -1,5 +1,5 @@
 import { defineStore } from 'pinia';
-import { computed, ref } from 'vue';
+import { computed, ref, watch } from 'vue';
 import type { EventPayload } from '@common/contract/index.js';
 import type { SessionInfo } from '@common/contract/sessions.js';
 import { asWraithError } from '../composables/errors.js';
@@ -33,6 +33,8 @@ export interface TerminalTab {
   problem: Problem | null;
   /** The session was already running when this page loaded: show its recent output first. */
   reattach: boolean;
+  /** What happened while the tab was not shown (cleared when it is): new output, or the bell. */
+  attention: 'activity' | 'bell' | null;
 }
 
 /**
@@ -58,7 +60,7 @@ export type SshPrompt = EventPayload<'ssh.prompt'>;
 let nextKey = 1;
 
 function newTab(kind: TerminalBackend, title: string, extra: Partial<TerminalTab> = {}): TerminalTab {
-  return { key: `tab-${nextKey++}`, kind, title, connectionId: null, shell: null, sessionId: null, phase: 'starting', problem: null, reattach: false, ...extra };
+  return { key: `tab-${nextKey++}`, kind, title, connectionId: null, shell: null, sessionId: null, phase: 'starting', problem: null, reattach: false, attention: null, ...extra };
 }
 
 function exitReason(p: EventPayload<'terminal.exit'>): string {
@@ -80,6 +82,11 @@ export const useSessionsStore = defineStore('sessions', () => {
   const prompts = ref<SshPrompt[]>([]);
 
   const activeTab = computed(() => tabs.value.find((t) => t.key === activeKey.value) ?? null);
+  // A tab being shown has been seen: whatever it was marked with is cleared, however it got shown.
+  watch(activeKey, () => {
+    const tab = activeTab.value;
+    if (tab && tab.kind !== 'rdp') tab.attention = null;
+  });
   const openCount = computed(() => Object.values(infos.value).filter((s) => s.state !== 'closed').length);
 
   function allTabs(): SessionTab[] {
@@ -331,6 +338,13 @@ export const useSessionsStore = defineStore('sessions', () => {
     if (tabs.value.some((t) => t.key === key)) activeKey.value = key;
   }
 
+  /** Marks a tab that is not shown: output came, or the bell rang (which outranks output). */
+  function markAttention(key: string, what: 'activity' | 'bell'): void {
+    if (key === activeKey.value) return;
+    const tab = tabs.value.find((t) => t.key === key);
+    if (tab && tab.kind !== 'rdp' && tab.attention !== 'bell') tab.attention = what;
+  }
+
   function cycle(step: 1 | -1): void {
     const n = tabs.value.length;
     if (!n) return;
@@ -346,7 +360,7 @@ export const useSessionsStore = defineStore('sessions', () => {
   return {
     infos, tabs, activeKey, activeTab, panelShell, prompts, openCount,
     load, openSsh, openShellTab, openRdp, findRdp, setPanelShell, start, trustAndConnect, forgetAndRetry, reconnect, relaunch, kill, close, activate, cycle,
-    duplicate, rename, move,
+    duplicate, rename, move, markAttention,
     answerPrompt, hostKeyTarget,
   };
 });

@@ -322,6 +322,32 @@ describe('terminals in browser mode', () => {
     expect(await page.locator('.tab').count()).toBe(2);
   });
 
+  it('marks a tab that is not shown when output comes (a dot) or the bell rings (a bell), until it is shown', async () => {
+    const bashTab = page.locator('.tab.active', { hasText: 'bash' });
+    const id = await activeSessionId();
+    const mark = bashTab.locator('.tab-attention');
+    const away = async (command: string) => {
+      await page.locator('.tab-panel:visible .xterm').click();
+      await page.keyboard.type(command);
+      await page.locator('.tab').first().click(); // the SSH tab
+      expect(await bashTab.count()).toBe(0);
+    };
+    const bash = page.locator('.tab', { hasText: 'bash' });
+
+    await away('sleep 1; echo later-$((6*7))\n');
+    await expect.poll(() => bash.locator('.tab-attention').getAttribute('aria-label'), { timeout: 10_000 }).toBe('new output');
+    await bash.click();
+    await waitForLine(id, 'later-42');
+    expect(await mark.count()).toBe(0);
+
+    await away("sleep 1; printf 'rang-%s\\a\\n' $((5*5))\n");
+    await expect.poll(() => bash.locator('.tab-attention').getAttribute('aria-label'), { timeout: 10_000 }).toBe('rang the bell');
+    expect(await bash.locator('.tab-attention svg').count()).toBe(1);
+    await bash.click();
+    await waitForLine(id, 'rang-25');
+    expect(await mark.count()).toBe(0);
+  });
+
   it('draws with the DOM renderer when WebGL is software, with WebGL when the setting says so, and falls back on context loss', async () => {
     // The premise: this headless Chromium has no GPU, so its WebGL is SwiftShader.
     const gl = await page.evaluate(() => {

@@ -22,6 +22,10 @@ export interface UseTerminalOptions {
   confirmPaste?: (text: string) => Promise<boolean>;
   /** The first measurement after mount: the size to open the session with. */
   onReady?: (cols: number, rows: number) => void;
+  /** Output arrived from the session (called per chunk: keep it cheap). */
+  onOutput?: () => void;
+  /** The session rang the bell (BEL). */
+  onBell?: () => void;
 }
 
 const MULTILINE = /\r|\n/;
@@ -100,7 +104,10 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     const show = (data: Uint8Array, seq: number, acked: boolean) => {
       let bytes = data;
       if (seq < shownUpTo) bytes = data.subarray(Math.min(data.byteLength, shownUpTo - seq));
-      if (bytes.byteLength > 0) holdBlink(t);
+      if (bytes.byteLength > 0) {
+        holdBlink(t);
+        options.onOutput?.();
+      }
       feeder.push(bytes, acked ? 0 : data.byteLength);
     };
 
@@ -258,6 +265,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
         size.value = { cols, rows };
         if (attached) host.call('terminal.resize', { sessionId: attached, cols, rows }).catch(() => undefined);
       }),
+      t.onBell(() => options.onBell?.()),
       t.onSelectionChange(() => {
         if (settings.values['terminal.copyOnSelect'] && t.hasSelection()) void copySelection();
       }),
