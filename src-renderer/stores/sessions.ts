@@ -35,6 +35,8 @@ export interface TerminalTab {
   reattach: boolean;
   /** What happened while the tab was not shown (cleared when it is): new output, or the bell. */
   attention: 'activity' | 'bell' | null;
+  /** Typed into the shell once its session is open (a tab opened "in" a folder), then cleared. */
+  startInput: string | null;
 }
 
 /**
@@ -60,7 +62,7 @@ export type SshPrompt = EventPayload<'ssh.prompt'>;
 let nextKey = 1;
 
 function newTab(kind: TerminalBackend, title: string, extra: Partial<TerminalTab> = {}): TerminalTab {
-  return { key: `tab-${nextKey++}`, kind, title, connectionId: null, shell: null, sessionId: null, phase: 'starting', problem: null, reattach: false, attention: null, ...extra };
+  return { key: `tab-${nextKey++}`, kind, title, connectionId: null, shell: null, sessionId: null, phase: 'starting', problem: null, reattach: false, attention: null, startInput: null, ...extra };
 }
 
 function exitReason(p: EventPayload<'terminal.exit'>): string {
@@ -211,6 +213,11 @@ export const useSessionsStore = defineStore('sessions', () => {
         if (!connectionId) throw new Error('This tab has no saved connection to open.');
         const r = await vault.withUnlocked(`Connect to ${tab.title}`, () => host.call('ssh.open', { connectionId, cols, rows }));
         tab.sessionId = r.sessionId;
+        if (tab.startInput) {
+          // The shell reads it once it has started (the pty holds it until then).
+          host.notify('terminal.write', { sessionId: r.sessionId, data: tab.startInput });
+          tab.startInput = null;
+        }
       } else {
         const shell = tab.shell;
         if (!shell) throw new Error('Choose a shell first.');
@@ -320,6 +327,18 @@ export const useSessionsStore = defineStore('sessions', () => {
     return copy;
   }
 
+  /**
+   * A new SSH tab on the same connection whose shell starts in `dir`: it types `cd '<dir>'` once
+   * the session is open (with a leading space, which bash and zsh keep out of the history).
+   */
+  function openSshIn(key: string, dir: string): SessionTab | null {
+    const copy = duplicate(key);
+    const tab = copy && find(copy.key);
+    if (!tab || tab.kind !== 'ssh') return copy;
+    tab.startInput = ` cd '${dir.replace(/'/g, `'\\''`)}'\r`;
+    return tab;
+  }
+
   /** The title shown on the tab (this window only); blank keeps the old one. */
   function rename(key: string, title: string): void {
     const tab = tabs.value.find((t) => t.key === key);
@@ -360,7 +379,7 @@ export const useSessionsStore = defineStore('sessions', () => {
   return {
     infos, tabs, activeKey, activeTab, panelShell, prompts, openCount,
     load, openSsh, openShellTab, openRdp, findRdp, setPanelShell, start, trustAndConnect, forgetAndRetry, reconnect, relaunch, kill, close, activate, cycle,
-    duplicate, rename, move, markAttention,
+    duplicate, openSshIn, rename, move, markAttention,
     answerPrompt, hostKeyTarget,
   };
 });

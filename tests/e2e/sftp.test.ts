@@ -290,6 +290,45 @@ describe('the SFTP panel of an SSH tab', () => {
     expect(await row('notes.txt').evaluate((el) => el === document.activeElement)).toBe(true);
   });
 
+  it('creates a new file into the editor (never over one), copies a path, and opens a terminal in a folder', async () => {
+    await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(server.openUrl).origin });
+    await panel().getByRole('button', { name: 'New file' }).click();
+    const ask = page.getByRole('dialog', { name: 'New file' });
+    await ask.locator('input').fill('todo.md');
+    await ask.getByRole('button', { name: 'Create' }).click();
+    const editor = page.getByRole('dialog', { name: 'Edit todo.md' });
+    const text = editor.getByRole('textbox', { name: 'Contents of todo.md' });
+    await expect.poll(() => text.inputValue()).toBe('');
+    expect(readFileSync(remote('todo.md'), 'utf8')).toBe('');
+    await text.pressSequentially('- renew certs\n');
+    await text.press('Control+s');
+    await expect.poll(() => readFileSync(remote('todo.md'), 'utf8')).toBe('- renew certs\n');
+    await editor.getByRole('button', { name: 'Close', exact: true }).last().click();
+    await editor.waitFor({ state: 'detached' });
+    await panel().getByRole('button', { name: 'New file' }).click();
+    await ask.locator('input').fill('todo.md');
+    await ask.getByRole('button', { name: 'Create' }).click();
+    await page.locator('.toasts .toast', { hasText: 'already there' }).waitFor();
+    expect(readFileSync(remote('todo.md'), 'utf8')).toBe('- renew certs\n');
+
+    await menu('todo.md', 'Copy path');
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(remote('todo.md'));
+
+    const tabs = await page.locator('.tab').count();
+    await menu('tree', 'Open a terminal here');
+    await expect.poll(() => page.locator('.tab').count()).toBe(tabs + 1);
+    const pane = page.locator('.tab-panel:visible .terminal-pane[data-session-id]');
+    await pane.waitFor({ timeout: 20_000 });
+    const id = (await pane.getAttribute('data-session-id')) ?? '';
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type('pwd\n');
+    const lines = async () => ((await page.evaluate((sid) => window.wraithInspect?.terminals.text(sid) ?? '', id)) ?? '').split('\n').map((l) => l.trimEnd());
+    await expect.poll(lines, { timeout: 15_000 }).toContain(remote('tree'));
+    await page.locator('.tab.active').getByRole('button', { name: /^Close/ }).click();
+    await panel().waitFor();
+    expect(await panel().getAttribute('data-path')).toBe(remote());
+  });
+
   it('selects several rows (Shift, Ctrl, Ctrl+A), downloads the files among them and deletes them after one confirmation', async () => {
     await panel().locator('input[name=sftp-upload]').setInputFiles(
       ['m1.txt', 'm2.txt', 'm3.txt'].map((name) => ({ name, mimeType: 'text/plain', buffer: Buffer.from(`${name}\n`) })),
@@ -315,7 +354,7 @@ describe('the SFTP panel of an SSH tab', () => {
     await row('m3.txt').locator('.entry-name').click({ modifiers: ['Control'] });
     await row('tree').locator('.entry-name').click({ modifiers: ['Control'] });
     await row('m1.txt').locator('.entry-name').click({ button: 'right' });
-    expect(await page.getByRole('menuitem').allInnerTexts()).toEqual(['Download 2 files', 'Delete 3 items…']);
+    expect(await page.getByRole('menuitem').allInnerTexts()).toEqual(['Download 2 files', 'Copy 3 paths', 'Delete 3 items…']);
     await page.keyboard.press('Escape');
     await row('tree').locator('.entry-name').click({ modifiers: ['Control'] });
 

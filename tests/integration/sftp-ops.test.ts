@@ -159,6 +159,17 @@ describe('text files', () => {
     expect((await service.stat(SESSION, `${dir}/links/link.txt`)).type).toBe('symlink');
   });
 
+  test('exclusive write only creates: an empty new file, and a refusal that leaves an existing one alone', async () => {
+    const made = (await call('sftp.write', { sessionId: SESSION, path: `${dir}/fresh.conf`, text: '', exclusive: true })) as { type: string; size: number };
+    expect(made).toMatchObject({ type: 'file', size: 0 });
+    expect(readFileSync(`${dir}/fresh.conf`, 'utf8')).toBe('');
+    put(`${dir}/taken.conf`, 'keep me\n');
+    const refused = await codeOf(call('sftp.write', { sessionId: SESSION, path: `${dir}/taken.conf`, text: 'clobber', exclusive: true }));
+    expect(refused).toMatchObject({ code: 'EBADARGS', reason: 'exists' });
+    expect(readFileSync(`${dir}/taken.conf`, 'utf8')).toBe('keep me\n');
+    expect(readdirSync(dir).filter((n) => n.includes('wraith-part'))).toEqual([]);
+  });
+
   test('read refuses binary files and files over the limit with stable reasons', async () => {
     put(`${dir}/nul.bin`, Buffer.from('text\0more'));
     put(`${dir}/latin1.txt`, Buffer.from([0x63, 0x61, 0x66, 0xe9])); // "café" in Latin-1: invalid UTF-8

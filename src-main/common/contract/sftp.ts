@@ -149,6 +149,8 @@ export const sftpMethods = {
         expectedSize: z.number().int().nonnegative().optional(),
         /** For a new file; an existing file keeps its mode. Default 0644 (less the server's umask). */
         mode: Mode.optional(),
+        /** Only create: refuse (details.reason "exists") when something is already at path. */
+        exclusive: z.boolean().optional(),
       })
       .refine((i) => (i.text === undefined) !== (i.data === undefined), 'Give either text or data'),
     SftpEntry,

@@ -271,8 +271,12 @@ export class SftpService {
     expectedMtime?: string;
     expectedSize?: number;
     mode?: number | string;
+    exclusive?: boolean;
   }): Promise<SftpEntry> {
     const rfs = await this.fs(i.sessionId);
+    if (i.exclusive && (await rfs.lstatOrNull(i.path))) {
+      throw sftpError('EBADARGS', `Cannot create ${i.path}: something with that name is already there.`, 'exists', { path: i.path });
+    }
     // Writing through a symlink edits the file it points to, not the link.
     let target = i.path;
     let existing = await rfs.lstatOrNull(target);
@@ -323,6 +327,7 @@ export class SftpService {
       if (existing || i.mode !== undefined) await rfs.chmod(temp, mode);
       await checkUnchanged();
       if (existing) await rfs.replace(temp, target);
+      // A plain SFTP rename never replaces: a file that appeared meanwhile is kept, and this fails.
       else await rfs.rename(temp, target);
     } catch (err) {
       await rfs.close(handle, temp).catch(() => undefined);
