@@ -112,6 +112,24 @@ describe('Osc7Tracker', () => {
     expect(t.cwd).toBe('/données');
   });
 
+  test('finds it amid coloured output, with its first bytes ending one chunk after colour codes', () => {
+    const t = new Osc7Tracker();
+    const colour = '\x1b[01;34mdir\x1b[0m  \x1b[01;32mrun.sh\x1b[0m\r\n'.repeat(50);
+    t.feed(enc(colour));
+    expect(t.cwd).toBeNull();
+    // "ESC" alone, "ESC ]" and "ESC ] 7" at a chunk's end: each is kept for the next chunk.
+    for (const cut of [1, 2, 3]) {
+      const seq = `\x1b]7;file://h/var/log/${cut}\x07`;
+      t.feed(enc(colour + seq.slice(0, cut)));
+      t.feed(enc(seq.slice(cut) + colour));
+      expect(t.cwd).toBe(`/var/log/${cut}`);
+    }
+    // A lone ESC at a chunk's end that turns out to be a colour code changes nothing.
+    t.feed(enc(colour + '\x1b'));
+    t.feed(enc('[0m' + colour));
+    expect(t.cwd).toBe('/var/log/3');
+  });
+
   test('ignores other OSC sequences and garbage', () => {
     const t = new Osc7Tracker();
     t.feed(enc('\x1b]0;title\x07\x1b]7;not-a-url\x07\x1b]8;;http://x\x07'));
