@@ -54,6 +54,7 @@ import { CdpPage, type DetachableChromium, launchDetachableChromium } from './cd
 import { type SshdHandle, startSshd } from '../tests/fixtures/sshd.js';
 import { REPO_ROOT, type WraithServer, startWraithServer } from '../tests/fixtures/wraith-server.js';
 import { ssh2EchoLatencies } from './ssh2-echo.js';
+import type { TerminalShape } from '../src-renderer/features/terminal/terminal-inspect.js';
 import { type CpuRoots, cpuSnapshot, cpuSplit, formatCpuSplit, formatPageMain } from './cpu-split.js';
 
 const args = process.argv.slice(2);
@@ -361,16 +362,8 @@ async function opensshRun(s: SshdHandle, command: string): Promise<number> {
   return performance.now() - t0;
 }
 
-interface TermShape {
-  cols: number;
-  rows: number;
-  scrollback: number;
-  convertEol: boolean;
-  fontSize: number;
-  fontFamily: string;
-  lineHeight: number;
-  webgl: boolean;
-}
+/** The tab's terminal as the xterm-only anchors copy it (the inspector's shape, and which renderer it ended up with). */
+type TermShape = Pick<TerminalShape, 'cols' | 'rows' | 'scrollback' | 'convertEol' | 'fontSize' | 'fontFamily' | 'lineHeight'> & { webgl: boolean };
 
 /**
  * Mounts a bare xterm.js Terminal (with the tab's addons and shape) fed from memory, for the

@@ -9,22 +9,25 @@ export interface TerminalInspector {
   /** The last `lines` lines of the buffer (wrapped lines joined), cheap enough to poll per frame. */
   tail(sessionId: string, lines: number): string | null;
   /** The terminal's grid and the options that change how fast it parses. */
-  info(sessionId: string): {
-    cols: number;
-    rows: number;
-    scrollback: number;
-    convertEol: boolean;
-    fontSize: number;
-    fontFamily: string;
-    lineHeight: number;
-    cursorStyle: string;
-    cursorBlink: boolean;
-    background: string;
-  } | null;
+  info(sessionId: string): TerminalShape | null;
   /** The selected text ('' when nothing is selected). */
   selection(sessionId: string): string | null;
   /** Calls `listener` each time xterm has parsed written data (xterm's onWriteParsed); returns the unsubscribe. */
   onWriteParsed(sessionId: string, listener: () => void): (() => void) | null;
+}
+
+/** What info() reports of a terminal: its grid and the options that change how fast it parses or how it looks. */
+export interface TerminalShape {
+  cols: number;
+  rows: number;
+  scrollback: number;
+  convertEol: boolean;
+  fontSize: number;
+  fontFamily: string;
+  lineHeight: number;
+  cursorStyle: string;
+  cursorBlink: boolean;
+  background: string;
 }
 
 export function registerTerminal(sessionId: string, term: Terminal): () => void {
