@@ -3,7 +3,7 @@
  * upload (file input, folder input) streamed in chunks and checked by sha256 on the server,
  * an upload's progress and its cancel from the transfers list,
  * sort, hidden files, rename, chmod, edit in place (and refusal of a binary file), download,
- * the path bar and the terminal's folder, multi-select, delete with confirmation.
+ * a folder as a zip, the path bar and the terminal's folder, multi-select, delete with confirmation.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
@@ -15,6 +15,7 @@ import type { Locator, Page } from 'playwright-core';
 import { type TestBrowser, createSshConnectionInUi, openApp } from '../fixtures/browser.js';
 import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+import { readZip } from '../fixtures/zip.js';
 
 let sshd: SshdHandle;
 let server: WraithServer;
@@ -349,12 +350,12 @@ describe('the SFTP panel of an SSH tab', () => {
     expect(await selectedNames()).toEqual(['m2.txt']);
     await footer.waitFor({ state: 'detached' });
 
-    // Back to m1 + m3, plus the tree folder: the menu counts files for Download, everything for Delete.
+    // Back to m1 + m3, plus the tree folder: with a folder among them the menu speaks of items.
     await row('m1.txt').locator('.entry-name').click();
     await row('m3.txt').locator('.entry-name').click({ modifiers: ['Control'] });
     await row('tree').locator('.entry-name').click({ modifiers: ['Control'] });
     await row('m1.txt').locator('.entry-name').click({ button: 'right' });
-    expect(await page.getByRole('menuitem').allInnerTexts()).toEqual(['Download 2 files', 'Copy 3 paths', 'Delete 3 items…']);
+    expect(await page.getByRole('menuitem').allInnerTexts()).toEqual(['Download 3 items', 'Copy 3 paths', 'Delete 3 items…']);
     await page.keyboard.press('Escape');
     await row('tree').locator('.entry-name').click({ modifiers: ['Control'] });
 
@@ -382,6 +383,17 @@ describe('the SFTP panel of an SSH tab', () => {
     expect(existsSync(remote('m1.txt')) || existsSync(remote('m3.txt'))).toBe(false);
     expect(readFileSync(remote('m2.txt'), 'utf8')).toBe('m2.txt\n');
     expect(existsSync(remote('tree'))).toBe(true);
+  });
+
+  it('downloads a folder as a zip of it', async () => {
+    const [download] = await Promise.all([page.waitForEvent('download'), menu('tree', 'Download as zip')]);
+    expect(download.suggestedFilename()).toBe('tree.zip');
+    const chunks: Buffer[] = [];
+    for await (const c of await download.createReadStream()) chunks.push(Buffer.from(c));
+    const entries = await readZip(Buffer.concat(chunks));
+    expect(Object.keys(entries).sort()).toEqual(['a.txt', 'sub/', 'sub/b.txt']);
+    expect(entries['sub/b.txt']?.data.toString()).toBe('beta\n');
+    await panel().locator('.transfer[data-state="done"]').filter({ hasText: 'tree.zip' }).waitFor();
   });
 
   it('deletes a file and a folder only after confirmation', async () => {

@@ -3,7 +3,7 @@
  * response streams the remote file as it is read (a real wraith serve process and a real sshd,
  * fetched over HTTP as a browser would, with the token cookie). Same bytes; once only; the token
  * is required; a reader that stops holds the host back (back pressure, not buffering); a cancel
- * from either side ends the other.
+ * from either side ends the other. A folder comes as a zip, read back with yauzl.
  */
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
@@ -14,6 +14,7 @@ import { connectWebSocket } from '../../src-main/server/ws-client.js';
 import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 import { failure } from '../fixtures/errors.js';
+import { readZip } from '../fixtures/zip.js';
 
 let sshd: SshdHandle;
 let host: WraithServer;
@@ -44,6 +45,7 @@ afterAll(async () => {
 });
 
 const cookie = () => ({ cookie: `wraith_token=${host.token}` });
+
 const transfer = async (id: string) => (await client.call('sftp.transfers', { sessionId })).find((t) => t.transferId === id);
 
 describe('sftp.downloadLink', () => {
@@ -70,7 +72,7 @@ describe('sftp.downloadLink', () => {
     expect(await again.text()).toMatch(/used already or has expired/);
   });
 
-  test('needs the token, and refuses folders and missing files with plain errors', async () => {
+  test('needs the token, and refuses special files and missing files with plain errors', async () => {
     const link = await client.call('sftp.downloadLink', { sessionId, remotePath: `${dir}/big.bin` });
     const anonymous = await fetch(host.url + link.url);
     expect(anonymous.status).toBe(401);
@@ -78,9 +80,10 @@ describe('sftp.downloadLink', () => {
     // A cancelled link is gone too.
     expect((await fetch(host.url + link.url, { headers: cookie() })).status).toBe(404);
 
-    const folder = await failure(client.call('sftp.downloadLink', { sessionId, remotePath: dir }));
-    expect(folder.code).toBe('EBADARGS');
-    expect(folder.message).toContain('not a regular file');
+    execFileSync('mkfifo', [`${dir}/pipe`]);
+    const fifo = await failure(client.call('sftp.downloadLink', { sessionId, remotePath: `${dir}/pipe` }));
+    expect(fifo.code).toBe('EBADARGS');
+    expect(fifo.message).toContain('neither a file nor a folder');
     expect((await failure(client.call('sftp.downloadLink', { sessionId, remotePath: `${dir}/nope.bin` }))).code).toBe('ENOTFOUND');
   });
 
@@ -127,6 +130,68 @@ describe('sftp.downloadLink', () => {
     await reader?.read();
     abort.abort();
     await expect.poll(async () => (await transfer(link.transferId))?.state, { timeout: 10_000 }).toBe('cancelled');
+  });
+
+  test('a folder comes as a zip of it: exact length up front, every file and folder, modes and names kept', async () => {
+    const tree = `${dir}/tree`;
+    const u = sshd.users.key.username;
+    execFileSync('sh', ['-c', [
+      `mkdir -p '${tree}/sub/deeper' '${tree}/empty'`,
+      `printf alpha > '${tree}/a.txt'`,
+      `head -c 3000000 /dev/urandom > '${tree}/sub/deeper/data.bin'`,
+      `printf 'ssid=cafe' > '${tree}/réseau.conf'`,
+      `printf '#!/bin/sh\\necho hi\\n' > '${tree}/run.sh' && chmod 750 '${tree}/run.sh'`,
+      `chown -R ${u} '${tree}'`,
+    ].join(' && ')]);
+    const link = await client.call('sftp.downloadLink', { sessionId, remotePath: `${tree}/` });
+    expect(link.name).toBe('tree.zip');
+    expect(link.url).toMatch(/\/tree\.zip$/);
+    const res = await fetch(host.url + link.url, { headers: cookie() });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-length')).toBe(String(link.size));
+    expect(res.headers.get('content-disposition')).toContain('filename="tree.zip"');
+    const zip = Buffer.from(await res.arrayBuffer());
+    expect(zip.length).toBe(link.size);
+
+    const entries = await readZip(zip);
+    expect(Object.keys(entries).sort()).toEqual(['a.txt', 'empty/', 'run.sh', 'réseau.conf', 'sub/', 'sub/deeper/', 'sub/deeper/data.bin']);
+    expect(entries['a.txt']?.data.toString()).toBe('alpha');
+    expect(entries['réseau.conf']?.data.toString()).toBe('ssid=cafe');
+    expect(createHash('sha256').update(entries['sub/deeper/data.bin']?.data ?? Buffer.alloc(0)).digest('hex')).toBe(
+      execFileSync('sha256sum', [`${tree}/sub/deeper/data.bin`], { encoding: 'utf8' }).split(' ')[0],
+    );
+    expect((entries['run.sh']?.mode ?? 0) & 0o777).toBe(0o750);
+    await expect.poll(async () => (await transfer(link.transferId))?.state).toBe('done');
+    expect(await transfer(link.transferId)).toMatchObject({ kind: 'folder', bytes: 3_000_000 + 5 + 9 + 18, totalBytes: 3_000_000 + 5 + 9 + 18, filesDone: 4 });
+  });
+
+  test('a folder zip waits for a reader that stops, and a cancel cuts it', async () => {
+    execFileSync('sh', ['-c', `mkdir -p ${dir}/bigtree && ln -f ${dir}/huge.bin ${dir}/bigtree/huge.bin && chown -R ${sshd.users.key.username} ${dir}/bigtree`]);
+    const link = await client.call('sftp.downloadLink', { sessionId, remotePath: `${dir}/bigtree` });
+    const res = await fetch(host.url + link.url, { headers: cookie() });
+    const reader = res.body?.getReader();
+    if (!reader) throw new Error('no body');
+    let got = 0;
+    while (got < 4 * MB) got += (await reader.read()).value?.byteLength ?? 0;
+    let sent = 0;
+    for (let i = 0; i < 10; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      const now = (await transfer(link.transferId))?.bytes ?? 0;
+      if (now === sent && i > 2) break;
+      sent = now;
+    }
+    expect((await transfer(link.transferId))?.state).toBe('running');
+    expect(sent).toBeLessThan(64 * MB);
+    await client.call('sftp.cancel', { transferId: link.transferId });
+    expect((await transfer(link.transferId))?.state).toBe('cancelled');
+    let cut = false;
+    try {
+      for (let r = await reader.read(); !r.done; r = await reader.read()) got += r.value.byteLength;
+    } catch {
+      cut = true;
+    }
+    expect(cut || got < link.size).toBe(true);
+    expect(got).toBeLessThan(link.size);
   });
 
   test('file names of any characters reach the browser', () => {

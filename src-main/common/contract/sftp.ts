@@ -223,9 +223,10 @@ export const sftpMethods = {
   ),
   'sftp.downloadLink': method(
     z.object({ ...Session, remotePath: RemotePath }),
-    z.object({ transferId: Id, url: z.string(), size: z.number().int().nonnegative() }),
+    z.object({ transferId: Id, url: z.string(), name: z.string(), size: z.number().int().nonnegative() }),
     'A one-time link (relative to the `wraith serve` address; fetched within a minute, with its cookie) that streams a remote file ' +
-      'as an HTTP download: the browser saves it as it arrives. Progress arrives as transfer.progress; sftp.cancel cuts the response. ' +
+      'as an HTTP download: the browser saves it as it arrives. A folder comes as `name.zip` (stored entries, so `size`, the exact ' +
+      'length of the response, is known up front). Progress arrives as transfer.progress; sftp.cancel cuts the response. ' +
       'EUNAVAILABLE outside `wraith serve`.',
   ),
   'sftp.saveAs': method(

@@ -15,6 +15,8 @@ import { cancelledError, sftpError } from './sftp-errors.js';
 import { decodeText } from './text.js';
 import { Transfer } from './transfer.js';
 import { type TransferPlan, type TransferTuning, runDownload, runUpload } from './transfer-runner.js';
+import { walkRemote } from './tree.js';
+import { ZIP_MAX_ENTRIES, zipRemoteFolder } from './zip-stream.js';
 
 /**
  * The desktop app's native "save as" (Electron's dialog): for one item a save dialog suggesting
@@ -628,51 +630,81 @@ export class SftpService {
    * HTTP download: the browser writes it to disk as it arrives, never the whole file in memory.
    * The transfer reports progress like any other and sftp.cancel ends the response.
    */
-  async downloadLink(i: { sessionId: string; remotePath: string }): Promise<{ transferId: string; url: string; size: number }> {
+  async downloadLink(i: { sessionId: string; remotePath: string }): Promise<{ transferId: string; url: string; name: string; size: number }> {
     const rfs = await this.fs(i.sessionId);
     const st = await rfs.stat(i.remotePath);
-    if (!st.isFile()) throw new WraithError('EBADARGS', `${i.remotePath} is not a regular file: a browser downloads one file at a time.`);
     const plan = this.planFor(rfs);
+    if (st.isDirectory()) return this.folderLink(rfs, i, plan);
+    if (!st.isFile()) throw new WraithError('EBADARGS', `${i.remotePath} is neither a file nor a folder: there is nothing to download.`);
     const t = new Transfer(i.sessionId, 'download', 'file', null, i.remotePath);
     t.totalBytes = st.size;
     t.filesTotal = 1;
-    const name = posix.basename(i.remotePath);
+    return this.offerLink(t, posix.basename(i.remotePath), st.size, async (sink) => {
+      const handle = await rfs.open(i.remotePath, 'r');
+      try {
+        const sent = await streamRemoteFile(rfs, handle, i.remotePath, st.size, sink, { chunkSize: plan.chunkSize, slots: plan.slots, signal: t.signal, onBytes: (n) => t.addBytes(n) });
+        if (sent < st.size) throw new WraithError('EIO', `${i.remotePath} shrank while it was downloaded (${sent} of ${st.size} bytes); download it again.`);
+      } finally {
+        await rfs.close(handle, i.remotePath).catch(() => undefined);
+      }
+      await new Promise<void>((resolve, reject) => {
+        sink.once('finish', resolve);
+        sink.once('close', () => reject(cancelledError(`Download of ${i.remotePath}`)));
+        sink.end();
+      });
+      t.filesDone = 1;
+    });
+  }
+
+  /** A folder goes to the browser as one zip of it, walked first so the size (and progress) is known. */
+  private async folderLink(rfs: RemoteFs, i: { sessionId: string; remotePath: string }, plan: TransferPlan) {
+    const t = new Transfer(i.sessionId, 'download', 'folder', null, i.remotePath);
+    const tree = await walkRemote(rfs, i.remotePath, t.signal);
+    const entries = tree.files.length + tree.dirs.length;
+    if (entries > ZIP_MAX_ENTRIES) {
+      throw new WraithError('EBADARGS', `${i.remotePath} holds ${entries} files and folders, more than one zip download takes (${ZIP_MAX_ENTRIES}); download a part of it.`);
+    }
+    t.totalBytes = tree.totalBytes;
+    t.filesTotal = tree.files.length;
+    const zip = zipRemoteFolder(rfs, i.remotePath, tree, {
+      chunkSize: plan.chunkSize,
+      slots: plan.slots,
+      signal: t.signal,
+      onBytes: (n) => t.addBytes(n),
+      onFileDone: () => (t.filesDone += 1),
+    });
+    const base = posix.basename(i.remotePath.replace(/\/+$/, '')) || 'folder';
+    return this.offerLink(t, `${base}.zip`, zip.size, (sink) => zip.pump(sink));
+  }
+
+  /**
+   * Parks a download until the browser fetches its link (once, within LINK_TTL_MS), then runs
+   * `body` into the response. The browser giving up (its Cancel, a closed tab) cancels the
+   * transfer; a failure cuts the response short, which is how HTTP says "failed".
+   */
+  private offerLink(t: Transfer, name: string, size: number, body: (sink: ByteSink) => Promise<void>) {
     const ticket = randomBytes(18).toString('base64url');
     let attach: (sink: ByteSink) => void = () => undefined;
     let expire: (err: WraithError) => void = () => undefined;
     const attached = new Promise<ByteSink>((resolve, reject) => {
       attach = resolve;
       expire = reject;
-      t.signal.addEventListener('abort', () => reject(cancelledError(`Download of ${i.remotePath}`)), { once: true });
+      t.signal.addEventListener('abort', () => reject(cancelledError(`Download of ${t.remotePath}`)), { once: true });
     });
     const timer = setTimeout(() => expire(new WraithError('ETIMEOUT', `Nothing fetched the download of ${name} within a minute; start it again.`)), LINK_TTL_MS);
     timer.unref();
-    this.links.set(ticket, { transfer: t, name, size: st.size, attach });
+    this.links.set(ticket, { transfer: t, name, size, attach });
     this.track(
       t,
       async () => {
         const sink = await attached;
-        // The browser gave up (its Cancel, a closed tab): the transfer is cancelled with it.
         const gone = () => t.controller.abort();
         sink.once('close', gone);
         try {
-          const handle = await rfs.open(i.remotePath, 'r');
-          try {
-            const sent = await streamRemoteFile(rfs, handle, i.remotePath, st.size, sink, { chunkSize: plan.chunkSize, slots: plan.slots, signal: t.signal, onBytes: (n) => t.addBytes(n) });
-            if (sent < st.size) throw new WraithError('EIO', `${i.remotePath} shrank while it was downloaded (${sent} of ${st.size} bytes); download it again.`);
-          } finally {
-            await rfs.close(handle, i.remotePath).catch(() => undefined);
-          }
+          await body(sink);
           sink.off('close', gone);
-          await new Promise<void>((resolve, reject) => {
-            sink.once('finish', resolve);
-            sink.once('close', () => reject(cancelledError(`Download of ${i.remotePath}`)));
-            sink.end();
-          });
-          t.filesDone = 1;
         } catch (err) {
           sink.off('close', gone);
-          // A response cut short is how HTTP says "failed": the browser discards its partial file.
           sink.destroy();
           throw err;
         }
@@ -682,7 +714,7 @@ export class SftpService {
         this.links.delete(ticket);
       },
     );
-    return { transferId: t.id, url: `/download/${ticket}/${encodeURIComponent(name)}`, size: st.size };
+    return { transferId: t.id, url: `/download/${ticket}/${encodeURIComponent(name)}`, name, size };
   }
 
   /**

@@ -11,7 +11,8 @@ import { cancelledError, fromLocalError } from './sftp-errors.js';
  */
 export interface Tree {
   dirs: string[];
-  files: { rel: string; size: number; mode: number }[];
+  /** mtime in seconds since the epoch, where the walk knows it (remote folders). */
+  files: { rel: string; size: number; mode: number; mtime?: number }[];
   totalBytes: number;
 }
 
@@ -39,7 +40,7 @@ export async function walkRemote(rfs: RemoteFs, root: string, signal: AbortSigna
           tree.dirs.push(childRel);
           queue.push(childRel);
         } else if (type === 'file') {
-          tree.files.push({ rel: childRel, size: attrs.size, mode: attrs.mode & 0o7777 });
+          tree.files.push({ rel: childRel, size: attrs.size, mode: attrs.mode & 0o7777, mtime: attrs.mtime });
           tree.totalBytes += attrs.size;
         }
       }

@@ -123,27 +123,25 @@ export function useSftpTransfers(sessionId: () => string | null) {
     }
   }
 
-  /** The desktop app saves folders too (through its own dialog); a browser download is one file. */
-  const downloadsFolders = host.kind === 'electron';
-
   /**
-   * Downloads remote files (and, in the desktop app, folders). Served by `wraith serve`, each file
-   * is a one-time link the host streams as the browser saves it. In the desktop app the host asks
+   * Downloads remote files and folders. Served by `wraith serve`, each is a one-time link the host
+   * streams as the browser saves it (a folder as a zip of it). In the desktop app the host asks
    * where (a save dialog for one item, a folder for several) and streams to disk. Either way the
    * bytes never gather in the page, and progress and Cancel are the host's transfer.
    */
   async function download(items: { path: string; name: string; size: number }[]): Promise<void> {
-    if (downloadsFolders) return saveAs(items);
-    for (const it of items) await downloadByLink(it.path, it.name);
+    if (host.kind === 'electron') return saveAs(items);
+    for (const it of items) await downloadByLink(it.path);
   }
 
-  async function downloadByLink(remotePath: string, name: string): Promise<void> {
+  async function downloadByLink(remotePath: string): Promise<void> {
     const sid = requireSession();
     const link = await host.call('sftp.downloadLink', { sessionId: sid, remotePath });
-    store.add({ id: link.transferId, sessionId: sid, direction: 'download', name, remotePath, bytes: 0, totalBytes: link.size });
+    // Until its first progress event a folder's row shows the zip's size; then the files' bytes.
+    store.add({ id: link.transferId, sessionId: sid, direction: 'download', name: link.name, remotePath, bytes: 0, totalBytes: link.size });
     const a = document.createElement('a');
     a.href = link.url;
-    a.download = name;
+    a.download = link.name;
     a.click();
   }
 
@@ -156,5 +154,8 @@ export function useSftpTransfers(sessionId: () => string | null) {
     }
   }
 
-  return { uploadFile, download, downloadsFolders };
+  /** A browser gets a folder as one zip; the desktop app saves the folder itself. */
+  const foldersAsZip = host.kind !== 'electron';
+
+  return { uploadFile, download, foldersAsZip };
 }

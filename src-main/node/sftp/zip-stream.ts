@@ -1,0 +1,86 @@
+import { posix } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { type EndOptions, ZipFile } from 'yazl';
+import { WraithError } from '../../common/errors.js';
+import { type ByteSink, type CopyOptions, streamRemoteFile } from './file-copy.js';
+import type { RemoteFs } from './remote-fs.js';
+import { cancelledError } from './sftp-errors.js';
+import type { Tree } from './tree.js';
+
+/** More entries than this in one zip is a mistake (a home folder with a node_modules), not a download. */
+export const ZIP_MAX_ENTRIES = 200_000;
+
+export interface RemoteFolderZip {
+  /** Exact size of the zip in bytes, known before the first byte (entries are stored, not deflated). */
+  size: number;
+  /**
+   * Streams the zip into `sink`, one file after another, each read ahead within the channel's
+   * request slots and held back by the sink's back pressure. Resolves once the sink has finished;
+   * rejects on the first read error, a file that shrank, or a cancel (the caller destroys the sink).
+   */
+  pump(sink: ByteSink): Promise<void>;
+}
+
+/**
+ * A remote folder (walked beforehand into `tree`) as a zip for a browser download. Stored rather
+ * than deflated: the host's CPU goes to SSH, not zlib, and the size is exact, so the response has
+ * a Content-Length and the browser a progress bar and a total. ZIP64 where sizes need it (yazl).
+ */
+export function zipRemoteFolder(rfs: RemoteFs, root: string, tree: Tree, opts: CopyOptions & { onFileDone: () => void }): RemoteFolderZip {
+  const zip = new ZipFile();
+  // No file is opened before the browser fetches the link: yazl asks for the first one at once.
+  let begin: () => void = () => undefined;
+  const started = new Promise<void>((resolve) => (begin = resolve));
+  let fail: (err: unknown) => void = () => undefined;
+  const failed = new Promise<never>((_resolve, reject) => (fail = reject));
+  failed.catch(() => undefined);
+
+  for (const rel of tree.dirs) zip.addEmptyDirectory(rel);
+  for (const f of tree.files) {
+    const path = posix.join(root, f.rel);
+    const mtime = f.mtime !== undefined ? new Date(f.mtime * 1000) : new Date();
+    zip.addReadStreamLazy(f.rel, { size: f.size, compress: false, mode: 0o100000 | (f.mode & 0o7777), mtime }, (cb) => {
+      void started
+        .then(async () => {
+          const data = new PassThrough({ highWaterMark: opts.chunkSize });
+          cb(null, data);
+          const handle = await rfs.open(path, 'r');
+          try {
+            const sent = await streamRemoteFile(rfs, handle, path, f.size, data, opts);
+            if (sent < f.size) throw new WraithError('EIO', `${path} shrank while it was zipped (${sent} of ${f.size} bytes); download the folder again.`);
+          } finally {
+            await rfs.close(handle, path).catch(() => undefined);
+          }
+          data.end();
+          opts.onFileDone();
+        })
+        .catch(fail);
+    });
+  }
+  let size = -1;
+  // @types/yazl types this callback as () => void; yazl passes it the total size (its README, "end()").
+  const end = zip.end.bind(zip) as (options: EndOptions, calculatedTotalSizeCallback: (total: number) => void) => void;
+  end({ forceZip64Format: false, comment: '' }, (total) => (size = total));
+  zip.on('error', fail);
+  if (size < 0) throw new WraithError('EIO', `Could not size the zip of ${root}.`); // stored entries with sizes always have one
+
+  return {
+    size,
+    pump(sink) {
+      begin();
+      const out = zip.outputStream;
+      const done = new Promise<void>((resolve, reject) => {
+        out.on('data', (chunk: Buffer) => {
+          if (!sink.write(chunk)) {
+            out.pause();
+            sink.once('drain', () => out.resume());
+          }
+        });
+        out.once('end', () => sink.end());
+        sink.once('finish', resolve);
+        sink.once('close', () => reject(cancelledError(`Download of ${root}`)));
+      });
+      return Promise.race([done, failed]).finally(() => out.removeAllListeners('data'));
+    },
+  };
+}
