@@ -1,11 +1,28 @@
+import { createRequire } from 'node:module';
 import { posix } from 'node:path';
 import { PassThrough } from 'node:stream';
+import { crc32 } from 'node:zlib';
 import { type EndOptions, ZipFile } from 'yazl';
 import { WraithError } from '../../common/errors.js';
 import { type ByteSink, type CopyOptions, streamRemoteFile } from './file-copy.js';
 import type { RemoteFs } from './remote-fs.js';
 import { cancelledError } from './sftp-errors.js';
 import type { Tree } from './tree.js';
+
+/**
+ * yazl checksums every byte with buffer-crc32, a table loop in JavaScript: 380 MiB/s here, which
+ * made a folder's zip cost the host 4.1–4.5 CPU s/GB against 1.5–2.2 for the same bytes as one
+ * file. Node's zlib.crc32 computes the same CRC natively (3.2 GiB/s). yazl calls
+ * `unsigned(chunk, previous)` on the CommonJS module object it required, so that one function is
+ * replaced there, with the same contract (previous as a number or a 4-byte big-endian Buffer).
+ */
+const bufferCrc32 = createRequire(createRequire(import.meta.url).resolve('yazl'))('buffer-crc32') as {
+  unsigned: (buf: Buffer | string, previous?: number | Buffer) => number;
+};
+bufferCrc32.unsigned = (buf, previous) => {
+  const prev = Buffer.isBuffer(previous) ? previous.readUInt32BE(0) : (previous ?? 0);
+  return crc32(buf, prev) >>> 0;
+};
 
 /** More entries than this in one zip is a mistake (a home folder with a node_modules), not a download. */
 export const ZIP_MAX_ENTRIES = 200_000;
