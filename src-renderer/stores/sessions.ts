@@ -316,6 +316,14 @@ export const useSessionsStore = defineStore('sessions', () => {
     }
   }
 
+  /**
+   * Whether the tab knows what to open again: a saved connection, or the shell's path (a local
+   * shell re-attached after a page reload knows only its session).
+   */
+  function canDuplicate(tab: SessionTab): boolean {
+    return tab.kind === 'rdp' || (tab.kind === 'ssh' && tab.connectionId !== null) || (tab.kind === 'pty' && tab.shell !== null);
+  }
+
   /** Another tab on the same connection or shell, right after this one (a new session, not a view of this one). */
   function duplicate(key: string): SessionTab | null {
     const tab = tabs.value.find((t) => t.key === key);
@@ -379,7 +387,7 @@ export const useSessionsStore = defineStore('sessions', () => {
   return {
     infos, tabs, activeKey, activeTab, panelShell, prompts, openCount,
     load, openSsh, openShellTab, openRdp, findRdp, setPanelShell, start, trustAndConnect, forgetAndRetry, reconnect, relaunch, kill, close, activate, cycle,
-    duplicate, openSshIn, rename, move, markAttention,
+    canDuplicate, duplicate, openSshIn, rename, move, markAttention,
     answerPrompt, hostKeyTarget,
   };
 });

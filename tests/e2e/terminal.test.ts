@@ -663,6 +663,18 @@ describe('terminals in browser mode', () => {
     await page.locator('.tab-panel:visible .xterm').click();
     await page.keyboard.type('echo still-$((2*4))\n');
     await waitForLine(copyId, 'still-8');
+
+    // After a reload, a local shell's tab knows its session but not the shell to start again.
+    await page.reload();
+    await page.getByText('Host: connected').waitFor();
+    const local = page.locator('.tab', { has: page.locator('.tab-kind', { hasText: 'LOCAL' }) });
+    await expect.poll(() => local.count()).toBeGreaterThan(0);
+    for (let i = 0; i < (await local.count()); i++) {
+      await local.nth(i).click({ button: 'right' });
+      expect(await page.getByRole('menuitem', { name: 'Duplicate tab' }).isDisabled()).toBe(true);
+      await page.keyboard.press('Escape');
+      await page.getByRole('menu').waitFor({ state: 'detached' });
+    }
   });
 
   it('takes a screenshot of the window with a terminal open', async () => {
