@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ContractClient } from '../../src-main/common/client.js';
 import { attachment } from '../../src-main/server/ws-server.js';
 import { connectWebSocket } from '../../src-main/server/ws-client.js';
-import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
+import { type SshdHandle, savePasswordConnection, startSshd } from '../fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 import { failure } from '../fixtures/errors.js';
 import { readZip } from '../fixtures/zip.js';
@@ -27,11 +27,9 @@ beforeAll(async () => {
   sshd = await startSshd();
   host = await startWraithServer();
   client = await connectWebSocket(host.url, host.token);
-  await client.call('vault.init', { protection: 'keyfile' });
-  await client.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
-  const u = sshd.users.key;
-  const conn = await client.call('connections.create', { name: 'dl', kind: 'ssh', host: sshd.host, port: sshd.port, username: u.username, authMethod: 'key', secrets: { privateKey: u.privateKey } });
+  const conn = await savePasswordConnection(client, sshd, 'dl');
   ({ sessionId } = await client.call('ssh.open', { connectionId: conn.id }));
+  const u = sshd.users.password;
   const home = execFileSync('getent', ['passwd', u.username], { encoding: 'utf8' }).split(':')[5] ?? '';
   dir = `${home}/dl-link-${process.pid}`;
   execFileSync('sh', ['-c', `mkdir -p ${dir} && head -c ${50 * MB} /dev/urandom > ${dir}/big.bin && head -c ${400 * MB} /dev/zero > ${dir}/huge.bin && chown -R ${u.username} ${dir}`]);
@@ -138,7 +136,7 @@ describe('sftp.downloadLink', () => {
 
   test('a folder comes as a zip of it: exact length up front, every file and folder, modes and names kept', async () => {
     const tree = `${dir}/tree`;
-    const u = sshd.users.key.username;
+    const u = sshd.users.password.username;
     execFileSync('sh', ['-c', [
       `mkdir -p '${tree}/sub/deeper' '${tree}/empty'`,
       `printf alpha > '${tree}/a.txt'`,
@@ -170,7 +168,7 @@ describe('sftp.downloadLink', () => {
   });
 
   test('a folder zip waits for a reader that stops, and a cancel cuts it', async () => {
-    execFileSync('sh', ['-c', `mkdir -p ${dir}/bigtree && ln -f ${dir}/huge.bin ${dir}/bigtree/huge.bin && chown -R ${sshd.users.key.username} ${dir}/bigtree`]);
+    execFileSync('sh', ['-c', `mkdir -p ${dir}/bigtree && ln -f ${dir}/huge.bin ${dir}/bigtree/huge.bin && chown -R ${sshd.users.password.username} ${dir}/bigtree`]);
     const link = await client.call('sftp.downloadLink', { sessionId, remotePath: `${dir}/bigtree` });
     await stopThenCancel(link);
   });

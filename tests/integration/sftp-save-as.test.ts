@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ContractClient } from '../../src-main/common/client.js';
 import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
-import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
+import { type SshdHandle, savePasswordConnection, startSshd } from '../fixtures/sshd.js';
 import { failure } from '../fixtures/errors.js';
 
 let sshd: SshdHandle;
@@ -43,11 +43,9 @@ beforeAll(async () => {
     },
   });
   client = connectInProcess(app);
-  await client.call('vault.init', { protection: 'keyfile' });
-  await client.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
-  const u = sshd.users.key;
-  const conn = await client.call('connections.create', { name: 'save', kind: 'ssh', host: sshd.host, port: sshd.port, username: u.username, authMethod: 'key', secrets: { privateKey: u.privateKey } });
+  const conn = await savePasswordConnection(client, sshd, 'save');
   ({ sessionId } = await client.call('ssh.open', { connectionId: conn.id }));
+  const u = sshd.users.password;
   const home = execFileSync('getent', ['passwd', u.username], { encoding: 'utf8' }).split(':')[5] ?? '';
   remote = `${home}/save-as-${process.pid}`;
   execFileSync('sh', ['-c', `mkdir -p ${remote}/logs/old && head -c 3000000 /dev/urandom > ${remote}/db.dump && echo one > ${remote}/logs/a.log && echo two > ${remote}/logs/old/b.log && chown -R ${u.username} ${remote}`]);

@@ -8,7 +8,7 @@ describe('useRowSelection', () => {
   it('selects one row on click, toggles with Ctrl, and ranges from the anchor with Shift', () => {
     let shown = rows;
     const sel = useRowSelection(() => shown);
-    sel.only('/d/b');
+    sel.selectOnly('/d/b');
     expect(sel.keys.value).toEqual(['/d/b']);
     sel.extendTo('/d/d');
     expect(sel.keys.value).toEqual(['/d/b', '/d/c', '/d/d']);
@@ -26,7 +26,7 @@ describe('useRowSelection', () => {
     expect(sel.keys.value).toEqual(['/d/a', '/d/b', '/d/c']);
     // Ranges follow the order on screen (another sort), not the order of the folder.
     shown = [...rows].reverse();
-    sel.only('/d/e');
+    sel.selectOnly('/d/e');
     sel.extendTo('/d/c');
     expect(sel.keys.value).toEqual(['/d/e', '/d/d', '/d/c']);
   });
@@ -36,13 +36,13 @@ describe('useRowSelection', () => {
     const sel = useRowSelection(() => shown);
     sel.all();
     expect(sel.count.value).toBe(5);
-    sel.only('/d/c');
+    sel.selectOnly('/d/c');
     sel.extendTo('/d/e');
     shown = ['/d/a', '/d/b', '/d/e'];
     sel.keepShown();
     expect(sel.keys.value).toEqual(['/d/e']);
     expect(sel.cursor.value).toBe('/d/e');
-    sel.only('/d/b');
+    sel.selectOnly('/d/b');
     shown = ['/d/a'];
     sel.keepShown();
     expect(sel.keys.value).toEqual([]);
@@ -51,7 +51,7 @@ describe('useRowSelection', () => {
     sel.extendTo('/d/a');
     expect(sel.keys.value).toEqual(['/d/a']);
     expect(sel.has('/d/a')).toBe(true);
-    sel.only(null);
+    sel.selectOnly(null);
     expect(sel.count.value).toBe(0);
   });
 });

@@ -20,7 +20,7 @@ export function useRowSelection(order: () => string[]) {
   }
 
   /** Just this row (or none). */
-  function only(key: string | null): void {
+  function selectOnly(key: string | null): void {
     keys.value = key === null ? [] : [key];
     cursor.value = key;
     anchor = key;
@@ -38,7 +38,7 @@ export function useRowSelection(order: () => string[]) {
     const shown = order();
     const from = shown.indexOf(anchor ?? cursor.value ?? key);
     const to = shown.indexOf(key);
-    if (from < 0 || to < 0) return only(key);
+    if (from < 0 || to < 0) return selectOnly(key);
     keys.value = shown.slice(Math.min(from, to), Math.max(from, to) + 1);
     cursor.value = key;
     anchor ??= shown[from] ?? key;
@@ -56,5 +56,5 @@ export function useRowSelection(order: () => string[]) {
     if (anchor !== null && !shown.has(anchor)) anchor = null;
   }
 
-  return { keys, cursor, count, has, only, toggle, extendTo, all, keepShown };
+  return { keys, cursor, count, has, selectOnly, toggle, extendTo, all, keepShown };
 }
