@@ -51,6 +51,7 @@ import type { Terminal as XTerm } from '@xterm/xterm';
 import type { Unicode11Addon as XUnicode11 } from '@xterm/addon-unicode11';
 import type { WebglAddon as XWebgl } from '@xterm/addon-webgl';
 import { CdpPage, type DetachableChromium, launchDetachableChromium } from './cdp-page.js';
+import { NAME_SHIM, openSshTab, waitForTail } from './wraith-tab.js';
 import { type SshdHandle, startSshd } from '../tests/fixtures/sshd.js';
 import { REPO_ROOT, type WraithServer, startWraithServer } from '../tests/fixtures/wraith-server.js';
 import { ssh2EchoLatencies } from './ssh2-echo.js';
@@ -121,8 +122,6 @@ const ssh2Clients: Client[] = [];
 /** `--playwright`: time Wraith's tab with Playwright attached (its DevTools copies every WebSocket frame). */
 const VIA_PLAYWRIGHT = args.includes('--playwright');
 
-/** tsx (esbuild keepNames) wraps named functions in `__name(...)`; page functions need the helper too. */
-const NAME_SHIM = 'globalThis.__name ??= (f) => f';
 
 async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -165,49 +164,6 @@ async function playwrightBenchPage(page: Page): Promise<BenchPage> {
 
 /** The visible tab's terminal, for clicks (the hidden tabs' terminals have no size). */
 const TAB_XTERM = '.tab-panel .xterm';
-
-// ---------------------------------------------------------------- set-up through the UI
-async function openSshTab(page: Page, s: SshdHandle): Promise<string> {
-  await page.locator('.connections .panel-head').getByRole('button', { name: 'New connection' }).click();
-  const dialog = page.getByRole('dialog', { name: 'New connection' });
-  await dialog.locator('input[name=name]').fill('bench sshd');
-  await dialog.locator('input[name=host]').fill(s.host);
-  await dialog.locator('input[name=port]').fill(String(s.port));
-  await dialog.locator('input[name=username]').fill(s.users.password.username);
-  await dialog.locator('input[name=password]').fill(s.users.password.password);
-  await dialog.getByRole('button', { name: 'Create' }).click();
-  const vault = page.getByRole('dialog', { name: 'Set up the vault' });
-  await vault.waitFor();
-  await vault.locator('input[name=master-password]').fill('correct horse battery');
-  await vault.locator('input[name=master-password-confirm]').fill('correct horse battery');
-  await vault.getByRole('button', { name: 'Set master password' }).click();
-  await dialog.waitFor({ state: 'detached' });
-
-  await page.getByRole('treeitem', { name: /^bench sshd, SSH/ }).dblclick();
-  const card = page.getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ });
-  await card.waitFor();
-  const shown = await card.locator('.fingerprint').innerText();
-  if (shown !== s.hostKeyFingerprint) throw new Error(`host key card shows ${shown}, sshd has ${s.hostKeyFingerprint}`);
-  await card.getByRole('button', { name: 'Trust and connect' }).click();
-  const pane = page.locator('.tab-panel:visible .terminal-pane[data-session-id]');
-  await pane.waitFor();
-  const id = await pane.getAttribute('data-session-id');
-  if (!id) throw new Error('the terminal has no session id');
-  await page.locator('.tab-panel:visible .xterm').click();
-  await page.keyboard.type('echo ready-$((20+1))\n');
-  await waitForTail(page, id, 'ready-21');
-  return id;
-}
-
-async function waitForTail(page: Pick<BenchPage, 'evaluate'>, id: string, line: string): Promise<void> {
-  const until = Date.now() + 20_000;
-  while (Date.now() < until) {
-    const tail = await page.evaluate(([sid, rows]) => window.wraithInspect?.terminals.tail(sid, rows) ?? '', [id, 60] as const);
-    if (tail.split('\n').some((l) => l.trimEnd() === line)) return;
-    await sleep(100);
-  }
-  throw new Error(`"${line}" did not appear in the terminal within 20 s`);
-}
 
 // ---------------------------------------------------------------- optional CPU profile
 interface ProfileNode {
