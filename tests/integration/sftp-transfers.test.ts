@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, type SFTPWrapper } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { TransferProgress } from '../../src-main/common/contract/sftp.js';
+import { SFTP_CHUNK_MAX_BYTES, type TransferProgress } from '../../src-main/common/contract/sftp.js';
 import { WraithError } from '../../src-main/common/errors.js';
 import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
@@ -49,6 +49,26 @@ function temps(dir: string): string[] {
 
 function chownToUser(path: string): void {
   execFileSync('chown', ['-R', `${sshd.users.password.username}:`, path]);
+}
+
+/** Counts a channel's READ/WRITE requests, and the most outstanding at once, from now on. */
+function countRequests(channel: SFTPWrapper): { requests: number; peak: number } {
+  const counts = { requests: 0, peak: 0 };
+  let inFlight = 0;
+  for (const name of ['read', 'write'] as const) {
+    const original = channel[name].bind(channel) as (...a: unknown[]) => void;
+    (channel as unknown as Record<string, unknown>)[name] = (...a: unknown[]) => {
+      const cb = a[5] as (...r: unknown[]) => void;
+      inFlight += 1;
+      counts.requests += 1;
+      counts.peak = Math.max(counts.peak, inFlight);
+      original(...a.slice(0, 5), (...r: unknown[]) => {
+        inFlight -= 1;
+        cb(...r);
+      });
+    };
+  }
+  return counts;
 }
 
 /** Resolves with the first progress event of a transfer that has moved bytes. */
@@ -126,24 +146,7 @@ describe('files', () => {
   test('transfers sharing a channel keep its requests in flight to the budget, and still pipeline', async () => {
     // A channel of its own whose READ/WRITE calls are counted while they are outstanding.
     const own = await connectSftp(sshd);
-    let inFlight = 0;
-    let peak = 0;
-    let requests = 0;
-    const count = (name: 'read' | 'write') => {
-      const original = own.sftp[name].bind(own.sftp) as (...a: unknown[]) => void;
-      (own.sftp as unknown as Record<string, unknown>)[name] = (...a: unknown[]) => {
-        const cb = a[5] as (...r: unknown[]) => void;
-        inFlight += 1;
-        requests += 1;
-        peak = Math.max(peak, inFlight);
-        original(...a.slice(0, 5), (...r: unknown[]) => {
-          inFlight -= 1;
-          cb(...r);
-        });
-      };
-    };
-    count('read');
-    count('write');
+    const counted = countRequests(own.sftp);
     // 4 requests of 32 KiB; each file alone would start 4 workers, so 3 transfers want 12.
     const budget = new SftpService(() => Promise.resolve(own.sftp), { tuning: { chunkSize: 32 * 1024, inFlightBytes: 128 * 1024 } });
     try {
@@ -158,8 +161,8 @@ describe('files', () => {
       expect(await sha256File(`${remoteDir}/budget1.bin`)).toBe(bigSha);
       expect(await sha256File(`${remoteDir}/budget2.bin`)).toBe(bigSha);
       expect(await sha256File(dest)).toBe(bigSha);
-      expect(requests).toBeGreaterThanOrEqual((3 * 50 * MB) / (32 * 1024));
-      expect(peak).toBe(4);
+      expect(counted.requests).toBeGreaterThanOrEqual((3 * 50 * MB) / (32 * 1024));
+      expect(counted.peak).toBe(4);
       rmSync(dest);
       rmSync(`${remoteDir}/budget1.bin`);
       rmSync(`${remoteDir}/budget2.bin`);
@@ -276,11 +279,12 @@ describe('folders', () => {
 });
 
 describe('uploads streamed from the page', () => {
-  test('chunks of ~1 MiB land as one file, renamed into place only at the end', async () => {
-    const data = randomBytes(5 * MB + 4321);
+  test('chunks of the size uploadBegin suggests land as one file, renamed into place only at the end', async () => {
+    const data = randomBytes(9 * MB + 4321);
     const dest = `${remoteDir}/dropped.bin`;
     const begin = (await call('sftp.uploadBegin', { sessionId: SESSION, remotePath: dest, size: data.length })) as { transferId: string; chunkBytes: number };
-    expect(begin.chunkBytes).toBe(MB);
+    // The largest a chunk may be: fewer round trips for the page.
+    expect(begin.chunkBytes).toBe(SFTP_CHUNK_MAX_BYTES);
     for (let offset = 0; offset < data.length; offset += begin.chunkBytes) {
       const chunk = new Uint8Array(data.subarray(offset, offset + begin.chunkBytes));
       await call('sftp.uploadChunk', { transferId: begin.transferId, offset, data: chunk });
@@ -294,6 +298,27 @@ describe('uploads streamed from the page', () => {
     expect(readFileSync(dest).equals(data)).toBe(true);
     expect(temps(remoteDir)).toEqual([]);
     expect(service.listTransfers().find((t) => t.transferId === begin.transferId)).toMatchObject({ state: 'done', localPath: null, bytes: data.length });
+  });
+
+  test("chunks sent several at once are written within the channel's request slots", async () => {
+    const own = await connectSftp(sshd);
+    const counted = countRequests(own.sftp);
+    // 4 requests of 32 KiB; three 1 MiB chunks at once would be 96 requests unbounded.
+    const budget = new SftpService(() => Promise.resolve(own.sftp), { tuning: { chunkSize: 32 * 1024, inFlightBytes: 128 * 1024 } });
+    try {
+      const data = randomBytes(3 * MB);
+      const dest = `${remoteDir}/dropped-budget.bin`;
+      const { transferId } = await budget.uploadBegin({ sessionId: SESSION, remotePath: dest, size: data.length, overwrite: false });
+      const chunks = [0, 1, 2].map((k) => budget.uploadChunk({ transferId, offset: k * MB, data: new Uint8Array(data.subarray(k * MB, (k + 1) * MB)) }));
+      await Promise.all(chunks);
+      await budget.uploadEnd(transferId);
+      expect(readFileSync(dest).equals(data)).toBe(true);
+      expect(counted.requests).toBe((3 * MB) / (32 * 1024));
+      expect(counted.peak).toBe(4);
+    } finally {
+      await budget.dispose();
+      own.client.end();
+    }
   });
 
   test('an out-of-order chunk is refused; cancel removes the temp; later chunks get ECANCELLED', async () => {

@@ -4,9 +4,9 @@ import { useHost } from '../../transport/index.js';
 import { type TransferRow, useSftpStore } from './sftp-store.js';
 
 /** Bytes per sftp.uploadChunk: large enough to keep the pipe full, small in memory. */
-export const CHUNK_BYTES = 1024 * 1024;
+export const CHUNK_BYTES = 4 * 1024 * 1024;
 /** Chunks in flight at once (the host writes them in order; two hide the round trip). */
-const IN_FLIGHT = 2;
+const IN_FLIGHT = 4;
 
 /** A file to upload and where it goes, relative to the target folder ("dir/sub/name.txt"). */
 export interface UploadItem {
@@ -81,8 +81,9 @@ export function useSftpTransfers(sessionId: () => string | null) {
   }
 
   /**
-   * Streams one browser File to remotePath: ~1 MiB slices read one at a time (never the whole
-   * file), sent in order with two in flight, then uploadEnd renames the temp into place.
+   * Streams one browser File to remotePath: slices of the host's chunk size, read one ahead
+   * (never the whole file), sent in order with IN_FLIGHT unanswered, then uploadEnd renames the
+   * temp into place.
    */
   async function uploadFile(file: File, remotePath: string, overwrite: boolean): Promise<void> {
     const sid = requireSession();
@@ -93,9 +94,18 @@ export function useSftpTransfers(sessionId: () => string | null) {
     const abort = store.abortController(id);
     try {
       const pending: Promise<unknown>[] = [];
+      const read = (offset: number) => file.slice(offset, Math.min(file.size, offset + chunk)).arrayBuffer();
+      // One slice read ahead: the next one comes off the disk while this one is sent. Marked
+      // handled at once: a cancel leaves the last one unread.
+      let next = read(0);
+      next.catch(() => undefined);
       for (let offset = 0; offset < file.size; offset += chunk) {
         if (abort.signal.aborted) throw new WraithError('ECANCELLED', `The upload of ${file.name} was cancelled.`);
-        const data = new Uint8Array(await file.slice(offset, Math.min(file.size, offset + chunk)).arrayBuffer());
+        const data = new Uint8Array(await next);
+        if (offset + chunk < file.size) {
+          next = read(offset + chunk);
+          next.catch(() => undefined);
+        }
         const sent = host.call('sftp.uploadChunk', { transferId: id, offset, data }).then((res) => {
           if (r.bytes < res.bytes) r.bytes = res.bytes;
         });
