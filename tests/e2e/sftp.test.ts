@@ -192,6 +192,37 @@ describe('the SFTP panel of an SSH tab', () => {
     await row('.hidden-note').waitFor({ state: 'detached' });
   });
 
+  it('filters the rows by name (Ctrl+F), says when nothing matches, and Esc or another folder brings every row back', async () => {
+    await row('small.txt').locator('.entry-name').click();
+    await page.keyboard.press('Control+f');
+    const field = panel().getByRole('textbox', { name: 'Filter by name' });
+    await expect.poll(() => field.evaluate((el) => el === document.activeElement)).toBe(true);
+    await field.fill('RAND');
+    await expect.poll(names).toEqual(['random.bin']);
+    expect(await panel().locator('.sftp-filter').innerText()).toContain('1 of 3');
+    // The selected row the filter hides is no longer selected: actions name what is shown.
+    expect(await panel().locator('tr.sftp-row[aria-selected="true"]').count()).toBe(0);
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-name'))).toBe('random.bin');
+
+    await field.fill('zzz');
+    await expect.poll(names).toEqual([]);
+    expect(await panel().locator('.sftp-empty').innerText()).toContain('Nothing in this folder matches “zzz”.');
+    await field.press('Escape');
+    await field.waitFor({ state: 'detached' });
+    expect(await names()).toEqual(['tree', 'random.bin', 'small.txt']);
+
+    // A filter belongs to its folder.
+    await panel().getByRole('button', { name: 'Filter by name' }).click();
+    await field.fill('tr');
+    await expect.poll(names).toEqual(['tree']);
+    await row('tree').locator('.entry-name').dblclick();
+    await field.waitFor({ state: 'detached' });
+    await row('a.txt').waitFor();
+    await panel().getByRole('button', { name: 'Up one folder' }).click();
+    await row('small.txt').waitFor();
+  });
+
   it('renames a file', async () => {
     await menu('small.txt', 'Rename…');
     const ask = page.getByRole('dialog', { name: 'Rename small.txt' });
