@@ -127,6 +127,19 @@ describe('the SFTP panel of an SSH tab', () => {
     expect(await names()).not.toContain('big.bin');
   });
 
+  it('starts the cancelled upload again from its row, and it lands whole', async () => {
+    const rows = panel().locator('.transfer').filter({ hasText: 'big.bin' });
+    await rows.getByRole('button', { name: 'Retry upload of big.bin' }).click();
+    // The new transfer takes the old row's place.
+    await expect.poll(() => rows.getAttribute('data-state')).toBe('running');
+    expect(await rows.count()).toBe(1);
+    await expect.poll(() => rows.getAttribute('data-state'), { timeout: 80_000 }).toBe('done');
+    expect(statSync(remote('big.bin')).size).toBe(512 * 1024 * 1024);
+    // Only a failed or cancelled transfer is offered again.
+    expect(await rows.getByRole('button', { name: /^Retry/ }).count()).toBe(0);
+    rmSync(remote('big.bin'));
+  }, 90_000);
+
   it('keeps a transfer in sight with the panel closed: progress on the Files button, a note when it ends', async () => {
     const big = join(localDir, 'quiet.bin');
     execFileSync('truncate', ['-s', '512M', big]);

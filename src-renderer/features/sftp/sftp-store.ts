@@ -2,6 +2,7 @@ import { defineStore } from 'pinia';
 import { ref } from 'vue';
 import type { TransferProgress } from '@common/contract/sftp.js';
 import { toast } from '../../composables/dialogs.js';
+import { asWraithError } from '../../composables/errors.js';
 import { useSessionsStore } from '../../stores/sessions.js';
 import { useHost } from '../../transport/index.js';
 
@@ -22,6 +23,8 @@ export interface TransferRow {
   filesTotal: number | null;
   state: TransferState;
   error: string | null;
+  /** Whether this page can start the transfer again (it started it, and kept what it needs). */
+  retryable: boolean;
 }
 
 const KEEP_FINISHED = 30;
@@ -39,6 +42,8 @@ export const useSftpStore = defineStore('sftp', () => {
   const transfers = ref<TransferRow[]>([]);
   /** Cancels for uploads the page streams (it stops sending); the host's side stops through sftp.cancel. */
   const aborts = new Map<string, AbortController>();
+  /** How to start a transfer this page began again (the File, the paths); by row id. */
+  const retries = new Map<string, () => Promise<void>>();
 
   function toggle(tabKey: string, show?: boolean): void {
     open.value = { ...open.value, [tabKey]: show ?? !open.value[tabKey] };
@@ -52,19 +57,16 @@ export const useSftpStore = defineStore('sftp', () => {
     return transfers.value.find((t) => t.id === id);
   }
 
-  function add(t: Omit<TransferRow, 'bytesPerSecond' | 'etaSeconds' | 'filesDone' | 'filesTotal' | 'error' | 'state'> & Partial<TransferRow>): TransferRow {
+  function add(t: Omit<TransferRow, 'bytesPerSecond' | 'etaSeconds' | 'filesDone' | 'filesTotal' | 'error' | 'state' | 'retryable'> & Partial<TransferRow>): TransferRow {
     const existing = row(t.id);
     if (existing) {
       Object.assign(existing, { name: t.name, remotePath: t.remotePath, direction: t.direction });
       return existing;
     }
-    const fresh: TransferRow = { bytesPerSecond: 0, etaSeconds: null, filesDone: 0, filesTotal: 1, error: null, state: 'running', ...t };
+    const fresh: TransferRow = { bytesPerSecond: 0, etaSeconds: null, filesDone: 0, filesTotal: 1, error: null, state: 'running', retryable: false, ...t };
     transfers.value.unshift(fresh);
     const finished = transfers.value.filter((r) => r.state !== 'running');
-    if (finished.length > KEEP_FINISHED) {
-      const drop = new Set(finished.slice(KEEP_FINISHED).map((r) => r.id));
-      transfers.value = transfers.value.filter((r) => !drop.has(r.id));
-    }
+    if (finished.length > KEEP_FINISHED) drop(new Set(finished.slice(KEEP_FINISHED).map((r) => r.id)));
     // The reactive proxy of the row, so later changes reach the view.
     return row(t.id) ?? fresh;
   }
@@ -127,8 +129,38 @@ export const useSftpStore = defineStore('sftp', () => {
   }
 
   function clearFinished(sessionId: string): void {
-    transfers.value = transfers.value.filter((r) => r.sessionId !== sessionId || r.state === 'running');
+    drop(new Set(transfers.value.filter((r) => r.sessionId === sessionId && r.state !== 'running').map((r) => r.id)));
   }
 
-  return { open, cwd, showHidden, width, transfers, toggle, resize, add, update, row, cancel, clearFinished, abortController, settle };
+  /** Rows leave the list, with what a retry of them would have held on to (a File). */
+  function drop(ids: Set<string>): void {
+    transfers.value = transfers.value.filter((r) => !ids.has(r.id));
+    for (const id of ids) retries.delete(id);
+  }
+
+  /** How to start the transfer of row `id` again, should it fail or be cancelled. */
+  function setRetry(id: string, again: () => Promise<void>): void {
+    retries.set(id, again);
+    const r = row(id);
+    if (r) r.retryable = true;
+  }
+
+  /**
+   * Starts a failed or cancelled transfer again: its row gives way to the new transfer's. A retry
+   * that cannot start says why.
+   */
+  async function retry(id: string): Promise<void> {
+    const r = row(id);
+    const again = retries.get(id);
+    if (!r || r.state === 'running' || r.state === 'done' || !again) return;
+    drop(new Set([id]));
+    try {
+      await again();
+    } catch (err) {
+      const e = asWraithError(err);
+      if (e.code !== 'ECANCELLED') toast(`Could not ${r.direction} ${r.name || r.remotePath} again: ${e.message}`, 'error');
+    }
+  }
+
+  return { open, cwd, showHidden, width, transfers, toggle, resize, add, update, row, cancel, clearFinished, abortController, settle, setRetry, retry };
 });

@@ -91,6 +91,7 @@ export function useSftpTransfers(sessionId: () => string | null) {
     const id = begin.transferId;
     const chunk = Math.min(CHUNK_BYTES, begin.chunkBytes || CHUNK_BYTES);
     const r: TransferRow = store.add({ id, sessionId: sid, direction: 'upload', name: file.name, remotePath, bytes: 0, totalBytes: file.size });
+    store.setRetry(id, () => uploadFile(file, remotePath, overwrite));
     const abort = store.abortController(id);
     try {
       const pending: Promise<unknown>[] = [];
@@ -149,6 +150,7 @@ export function useSftpTransfers(sessionId: () => string | null) {
     const link = await host.call('sftp.downloadLink', { sessionId: sid, remotePath });
     // Until its first progress event a folder's row shows the zip's size; then the files' bytes.
     store.add({ id: link.transferId, sessionId: sid, direction: 'download', name: link.name, remotePath, bytes: 0, totalBytes: link.size });
+    store.setRetry(link.transferId, () => downloadByLink(remotePath));
     const a = document.createElement('a');
     a.href = link.url;
     a.download = link.name;
@@ -161,6 +163,7 @@ export function useSftpTransfers(sessionId: () => string | null) {
     for (const [k, t] of r.transfers.entries()) {
       const it = items[k];
       store.add({ id: t.transferId, sessionId: sid, direction: 'download', name: it?.name ?? t.remotePath, remotePath: t.remotePath, bytes: 0, totalBytes: it?.size ?? 0 });
+      if (it) store.setRetry(t.transferId, () => saveAs([it]));
     }
   }
 
