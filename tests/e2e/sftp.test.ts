@@ -247,6 +247,35 @@ describe('the SFTP panel of an SSH tab', () => {
     expect(readFileSync(remote('notes.txt'), 'utf8')).toBe('hello\n');
   });
 
+  it('moves a row into a folder by dragging it there, and back out onto a crumb; typing a name jumps to it', async () => {
+    await row('notes.txt').locator('.entry-name').dragTo(row('tree').locator('.entry-name'));
+    await row('notes.txt').waitFor({ state: 'detached' });
+    expect(existsSync(remote('tree', 'notes.txt'))).toBe(true);
+    expect(existsSync(remote('notes.txt'))).toBe(false);
+    await page.locator('.toasts .toast', { hasText: `Moved notes.txt to ${remote('tree')}.` }).waitFor();
+
+    await row('tree').locator('.entry-name').dblclick();
+    await row('notes.txt').waitFor();
+    // Onto the crumb of the folder above: out of tree again.
+    await row('notes.txt').locator('.entry-name').dragTo(panel().locator('.crumb', { hasText: folder }));
+    await row('notes.txt').waitFor({ state: 'detached' });
+    expect(existsSync(remote('notes.txt'))).toBe(true);
+    // Nothing moves into the folder it is already in, or into itself.
+    await row('sub').locator('.entry-name').dragTo(panel().locator('.crumb', { hasText: 'tree' }));
+    await row('sub').locator('.entry-name').dragTo(row('sub').locator('.entry-name'));
+    expect(existsSync(remote('tree', 'sub', 'b.txt'))).toBe(true);
+    await panel().getByRole('button', { name: 'Up one folder' }).click();
+    await row('notes.txt').waitFor();
+
+    // Type-ahead: letters typed on the list go to the first row starting with them.
+    await row('tree').locator('.entry-name').click();
+    await page.keyboard.type('no');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-name'))).toBe('notes.txt');
+    await page.waitForTimeout(1100); // a pause of a second starts a new search
+    await page.keyboard.type('r');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-name'))).toBe('random.bin');
+  });
+
   it('changes permissions with the octal dialog', async () => {
     await menu('notes.txt', 'Permissions…');
     const dialog = page.getByRole('dialog', { name: 'Permissions of notes.txt' });
