@@ -1,5 +1,6 @@
 import { defineStore } from 'pinia';
 import { computed, ref, watch } from 'vue';
+import { shellQuote } from '../composables/shell-quote.js';
 import type { EventPayload } from '@common/contract/index.js';
 import type { SessionInfo } from '@common/contract/sessions.js';
 import { asWraithError } from '../composables/errors.js';
@@ -343,7 +344,7 @@ export const useSessionsStore = defineStore('sessions', () => {
     const copy = duplicate(key);
     const tab = copy && find(copy.key);
     if (!tab || tab.kind !== 'ssh') return copy;
-    tab.startInput = ` cd '${dir.replace(/'/g, `'\\''`)}'\r`;
+    tab.startInput = ` cd ${shellQuote(dir)}\r`;
     return tab;
   }
 

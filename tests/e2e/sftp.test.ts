@@ -267,6 +267,11 @@ describe('the SFTP panel of an SSH tab', () => {
     await panel().getByRole('button', { name: 'Up one folder' }).click();
     await row('notes.txt').waitFor();
 
+    // Onto the terminal: the path is typed at the prompt, ready for a command around it.
+    await row('notes.txt').locator('.entry-name').dragTo(page.locator('.tab-panel:visible .xterm'));
+    await expect.poll(() => page.locator('.tab-panel:visible .xterm-rows').innerText()).toContain(`$ ${remote('notes.txt')}`);
+    await page.keyboard.press('Control+C');
+
     // Type-ahead: letters typed on the list go to the first row starting with them.
     await row('tree').locator('.entry-name').click();
     await page.keyboard.type('no');

@@ -369,6 +369,8 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
       await paste(text);
       return true;
     },
+    /** Pastes text as a paste from the clipboard would be (bracketed, multi-line confirmation). */
+    pasteText: (text: string) => paste(text),
     selectAll: () => term?.selectAll(),
     /** Drops the scrollback and the screen above the cursor line; the session is not touched. */
     clear: () => term?.clear(),
