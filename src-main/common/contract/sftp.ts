@@ -214,7 +214,7 @@ export const sftpMethods = {
       data: Bytes.refine((b) => b.byteLength <= SFTP_CHUNK_MAX_BYTES, 'A chunk is at most 4 MiB'),
     }),
     z.object({ bytes: z.number().int() }),
-    'Appends one chunk (up to 4 MiB, about 1 MiB recommended) to a streamed upload; resolves once written.',
+    'Appends one chunk (up to 4 MiB; sftp.uploadBegin suggests a size) to a streamed upload; resolves once this chunk is written. `bytes`: what the upload has received so far.',
   ),
   'sftp.uploadEnd': method(
     z.object({ transferId: Id }),

@@ -114,8 +114,11 @@ export function useSftpTransfers(sessionId: () => string | null) {
           next = read(offset + chunk);
           next.catch(() => undefined);
         }
-        const sent = host.call('sftp.uploadChunk', { transferId: id, offset, data }).then((res) => {
-          if (r.bytes < res.bytes) r.bytes = res.bytes;
+        // Resolves once this chunk is on the server: its end is what the bar may show. (The reply's
+        // `bytes` counts what the host received, up to IN_FLIGHT - 1 chunks more than it wrote.)
+        const end = offset + data.byteLength;
+        const sent = host.call('sftp.uploadChunk', { transferId: id, offset, data }).then(() => {
+          if (r.bytes < end) r.bytes = end;
         });
         // Marked handled at once: after a cancel the chunks still in flight fail, and the loop that
         // would await them has already left. A chunk that fails first still reaches it below.
