@@ -1,9 +1,9 @@
 import { defineStore } from 'pinia';
 import { computed, ref, watch } from 'vue';
-import { shellQuote } from '../composables/shell-quote.js';
 import type { EventPayload } from '@common/contract/index.js';
 import type { SessionInfo } from '@common/contract/sessions.js';
 import { asWraithError } from '../composables/errors.js';
+import { shellQuote } from '../composables/shell-quote.js';
 import { useHost } from '../transport/index.js';
 import { useVaultStore } from './vault.js';
 

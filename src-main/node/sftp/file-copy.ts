@@ -222,6 +222,17 @@ export interface ByteSink {
 }
 
 /**
+ * Resolves once `sink` has flushed everything (its 'finish'); rejects with ECANCELLED when it closes
+ * first (the browser went away). Call before ending the sink, or the finish may already be past.
+ */
+export function sinkFinished(sink: ByteSink, what: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    sink.once('finish', resolve);
+    sink.once('close', () => reject(cancelledError(what)));
+  });
+}
+
+/**
  * Remote file → `sink`, in order: the first `length` bytes of an open handle. Reads run ahead up to
  * the channel's request slots (the same budget as every other copy on it), and the sink's back
  * pressure holds them, so memory stays at slots × chunkSize however large the file. Resolves with

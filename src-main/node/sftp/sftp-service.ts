@@ -10,12 +10,12 @@ import {
   type TransferProgress,
 } from '../../common/contract/sftp.js';
 import { WraithError } from '../../common/errors.js';
-import { type ByteSink, RequestSlots, serverChunkLimit, streamRemoteFile } from './file-copy.js';
+import { type ByteSink, RequestSlots, serverChunkLimit, sinkFinished, streamRemoteFile } from './file-copy.js';
 import { RemoteFs, channelOpen, entryType, isTempBasename, parseMode, tempNameFor, toEntry } from './remote-fs.js';
 import { cancelledError, sftpError } from './sftp-errors.js';
 import { decodeText } from './text.js';
 import { Transfer } from './transfer.js';
-import { type TransferPlan, type TransferTuning, runDownload, runUpload } from './transfer-runner.js';
+import { type TransferPlan, type TransferTuning, copyOptions, runDownload, runUpload } from './transfer-runner.js';
 import { walkRemote } from './tree.js';
 import { ZIP_MAX_ENTRIES, zipRemoteFolder } from './zip-stream.js';
 
@@ -662,16 +662,14 @@ export class SftpService {
     return this.offerLink(t, posix.basename(i.remotePath), st.size, async (sink) => {
       const handle = await rfs.open(i.remotePath, 'r');
       try {
-        const sent = await streamRemoteFile(rfs, handle, i.remotePath, st.size, sink, { chunkSize: plan.chunkSize, slots: plan.slots, signal: t.signal, onBytes: (n) => t.addBytes(n) });
+        const sent = await streamRemoteFile(rfs, handle, i.remotePath, st.size, sink, copyOptions(t, plan));
         if (sent < st.size) throw new WraithError('EIO', `${i.remotePath} shrank while it was downloaded (${sent} of ${st.size} bytes); download it again.`);
       } finally {
         await rfs.close(handle, i.remotePath).catch(() => undefined);
       }
-      await new Promise<void>((resolve, reject) => {
-        sink.once('finish', resolve);
-        sink.once('close', () => reject(cancelledError(`Download of ${i.remotePath}`)));
-        sink.end();
-      });
+      const finished = sinkFinished(sink, `Download of ${i.remotePath}`);
+      sink.end();
+      await finished;
       t.filesDone = 1;
     });
   }
@@ -686,13 +684,7 @@ export class SftpService {
     }
     t.totalBytes = tree.totalBytes;
     t.filesTotal = tree.files.length;
-    const zip = zipRemoteFolder(rfs, i.remotePath, tree, {
-      chunkSize: plan.chunkSize,
-      slots: plan.slots,
-      signal: t.signal,
-      onBytes: (n) => t.addBytes(n),
-      onFileDone: () => (t.filesDone += 1),
-    });
+    const zip = zipRemoteFolder(rfs, i.remotePath, tree, { ...copyOptions(t, plan), onFileDone: () => (t.filesDone += 1) });
     const base = posix.basename(i.remotePath.replace(/\/+$/, '')) || 'folder';
     return this.offerLink(t, `${base}.zip`, zip.size, (sink) => zip.pump(sink));
   }

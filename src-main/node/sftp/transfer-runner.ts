@@ -55,7 +55,8 @@ async function pool<T>(items: readonly T[], n: number, signal: AbortSignal, fn: 
   if (failure) throw failure.reason;
 }
 
-function copyOptions(t: Transfer, plan: TransferPlan): CopyOptions {
+/** How one transfer's copies run: its plan's chunks and slots, its cancel signal, its byte count. */
+export function copyOptions(t: Transfer, plan: TransferPlan): CopyOptions {
   return {
     chunkSize: plan.chunkSize,
     slots: plan.slots,

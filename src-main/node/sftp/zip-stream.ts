@@ -4,9 +4,8 @@ import { PassThrough } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import { type EndOptions, ZipFile } from 'yazl';
 import { WraithError } from '../../common/errors.js';
-import { type ByteSink, type CopyOptions, streamRemoteFile } from './file-copy.js';
+import { type ByteSink, type CopyOptions, sinkFinished, streamRemoteFile } from './file-copy.js';
 import type { RemoteFs } from './remote-fs.js';
-import { cancelledError } from './sftp-errors.js';
 import type { Tree } from './tree.js';
 
 /**
@@ -86,17 +85,14 @@ export function zipRemoteFolder(rfs: RemoteFs, root: string, tree: Tree, opts: C
     pump(sink) {
       begin();
       const out = zip.outputStream;
-      const done = new Promise<void>((resolve, reject) => {
-        out.on('data', (chunk: Buffer) => {
-          if (!sink.write(chunk)) {
-            out.pause();
-            sink.once('drain', () => out.resume());
-          }
-        });
-        out.once('end', () => sink.end());
-        sink.once('finish', resolve);
-        sink.once('close', () => reject(cancelledError(`Download of ${root}`)));
+      const done = sinkFinished(sink, `Download of ${root}`);
+      out.on('data', (chunk: Buffer) => {
+        if (!sink.write(chunk)) {
+          out.pause();
+          sink.once('drain', () => out.resume());
+        }
       });
+      out.once('end', () => sink.end());
       return Promise.race([done, failed]).finally(() => out.removeAllListeners('data'));
     },
   };
