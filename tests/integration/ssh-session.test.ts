@@ -95,6 +95,23 @@ describe('shell I/O', () => {
     await client.call('terminal.write', { sessionId, data: 'cd /usr/share && echo moved-$((1+1))\n' });
     await waitForOutput(sessionId, /moved-2\n/, mark);
     expect(await client.call('terminal.cwd', { sessionId })).toEqual({ cwd: '/usr/share', source: 'exec' });
+    // Asked again, the shell found the first time is looked at first: it must follow the shell.
+    mark = (await client.call('terminal.read', { sessionId, maxBytes: 1 })).nextSeq;
+    await client.call('terminal.write', { sessionId, data: 'cd /etc && (sleep 30 &) && echo moved-$((2+1))\n' });
+    await waitForOutput(sessionId, /moved-3\n/, mark);
+    expect(await client.call('terminal.cwd', { sessionId })).toEqual({ cwd: '/etc', source: 'exec' });
+    // After a reconnect the shell is a new process with a new PID.
+    const exits: EventPayload<'terminal.exit'>[] = [];
+    const off = client.on('terminal.exit', (e) => exits.push(e));
+    await client.call('terminal.write', { sessionId, data: 'exit\n' });
+    await until('terminal.exit', () => exits.find((e) => e.sessionId === sessionId));
+    off();
+    mark = (await client.call('terminal.read', { sessionId, maxBytes: 1 })).nextSeq;
+    await client.call('ssh.reconnect', { sessionId });
+    await waitForOutput(sessionId, /\$ $/, mark);
+    await client.call('terminal.write', { sessionId, data: 'cd /usr/lib && echo moved-$((3+1))\n' });
+    await waitForOutput(sessionId, /moved-4\n/, mark);
+    expect(await client.call('terminal.cwd', { sessionId })).toEqual({ cwd: '/usr/lib', source: 'exec' });
 
     mark = (await client.call('terminal.read', { sessionId, maxBytes: 1 })).nextSeq;
     await client.call('terminal.write', {

@@ -42,6 +42,31 @@ export interface ExecResult {
 const SESSION_ENV = 'LC_WRAITH_SESSION';
 
 /**
+ * A script for an exec channel that prints "PID CWD" of the shell of session `id`, or exits 1.
+ * `pwd` there would print the home directory, so the shell is found in /proc (Linux) by the
+ * variable set on its channel. Its children carry the variable too, and so may processes left
+ * from an earlier connection of the same session (`nohup`, `(cmd &)`), so the shell is told apart
+ * as sshd made it: a session leader with a terminal whose parent does not carry the variable;
+ * the newest such one if several. One grep reads every process's environment (a grep per process
+ * took ~1 ms each: 1.4 s on a host with 1,300 processes), and the PID found last time is tried
+ * first, so a repeated lookup reads one file.
+ */
+function shellCwdScript(id: string, knownPid: number | null): string {
+  const mark = `${SESSION_ENV}=${id}`;
+  return [
+    knownPid === null
+      ? ''
+      : `p=${knownPid}; if grep -qxz -- '${mark}' /proc/$p/environ 2>/dev/null && c=$(readlink /proc/$p/cwd); then echo "$p $c"; exit 0; fi`,
+    `m=$(cd /proc && printf '%s\\n' [0-9]*/environ | xargs grep -lxz -- '${mark}' 2>/dev/null | cut -d/ -f1 | tr '\\n' ' ')`,
+    // After "pid (comm) ": $2 ppid, $4 session, $5 tty_nr, \${20} start time (proc(5)).
+    'best=""; bt=-1',
+    `for p in $m; do set -- $(sed 's/.*) //' /proc/$p/stat 2>/dev/null); [ "$4" = "$p" ] && [ "$5" != 0 ] || continue; case " $m " in *" $2 "*) continue;; esac; [ "\${20}" -gt "$bt" ] && best=$p bt=\${20}; done`,
+    '[ -n "$best" ] && c=$(readlink /proc/$best/cwd) && echo "$best $c" && exit 0',
+    'exit 1',
+  ].filter(Boolean).join('\n');
+}
+
+/**
  * One SSH shell: the client chain (jump hosts first), the shell channel, and the terminal state
  * (ring buffer, flow control) that survives reconnects.
  */
@@ -51,6 +76,8 @@ export class SshSession extends TerminalSession {
   private clients: Client[] = [];
   private channel: ClientChannel | null = null;
   private sftpChannel: Promise<SFTPWrapper> | null = null;
+  /** The shell's PID on the server, once `cwd()` found it over exec; cleared on reconnect. */
+  private shellPid: number | null = null;
   /** Bumped on every (re)connect, so late events of an old connection are ignored. */
   private generation = 0;
   private readonly createdAt = new Date().toISOString();
@@ -188,6 +215,7 @@ export class SshSession extends TerminalSession {
   private teardown(): void {
     this.detachSource();
     this.generation++;
+    this.shellPid = null;
     this.channel?.destroy();
     this.channel = null;
     this.sftpChannel = null;
@@ -198,18 +226,14 @@ export class SshSession extends TerminalSession {
   async cwd(): Promise<TerminalCwd> {
     if (this.osc7.cwd) return { cwd: this.osc7.cwd, source: 'osc7' };
     if (this.state !== 'open') return { cwd: null, source: 'unknown' };
-    // `pwd` on a new exec channel would print the home directory, not the shell's cwd. On Linux
-    // the shell can be found in /proc by the variable we set on its channel; the root of the
-    // process tree carrying it is the shell.
-    const script = [
-      `m=""; for d in /proc/[0-9]*; do grep -qxz '${SESSION_ENV}=${this.id}' "$d/environ" 2>/dev/null && m="$m \${d#/proc/}"; done`,
-      `for p in $m; do pp=$(sed 's/.*) //' /proc/$p/stat | cut -d' ' -f2); case " $m " in *" $pp "*) ;; *) readlink /proc/$p/cwd && exit 0;; esac; done`,
-      'exit 1',
-    ].join('\n');
+    const gen = this.generation;
     try {
-      const r = await this.service.execOn(this, script, 5000, 8192);
-      const cwd = r.stdout.trim();
-      if (r.rc === 0 && cwd.startsWith('/')) return { cwd, source: 'exec' };
+      const r = await this.service.execOn(this, shellCwdScript(this.id, this.shellPid), 5000, 8192);
+      const found = /^(\d+) (\/.*)$/.exec(r.stdout.replace(/\n$/, ''));
+      if (r.rc === 0 && found?.[1] && found[2]) {
+        if (gen === this.generation) this.shellPid = Number(found[1]);
+        return { cwd: found[2], source: 'exec' };
+      }
     } catch {
       // Not Linux, no /proc, or exec refused: we do not know.
     }
