@@ -369,6 +369,49 @@ describe('the SFTP panel of an SSH tab', () => {
     expect(await row('notes.txt').evaluate((el) => el === document.activeElement)).toBe(true);
   });
 
+  it("follows the terminal's folder after each command; a folder browsed by hand stays until the shell moves", async () => {
+    const follow = panel().getByRole('button', { name: "Follow the terminal's folder" });
+    const term = page.locator('.tab-panel:visible .xterm');
+    const screen = () => page.locator('.tab-panel:visible .xterm-rows').innerText();
+    // Every folder the panel lists from here on, in order.
+    await panel().evaluate((el) => {
+      const seen: string[] = [];
+      window.sftpPathsSeen = seen;
+      new MutationObserver(() => seen.push(el.getAttribute('data-path') ?? '')).observe(el, { attributes: true, attributeFilter: ['data-path'] });
+    });
+    const seen = () => page.evaluate(() => window.sftpPathsSeen ?? []);
+
+    // On: the panel goes to where the shell is now (the last test left it in /var/log).
+    expect(await follow.getAttribute('aria-pressed')).toBe('false');
+    await follow.click();
+    expect(await follow.getAttribute('aria-pressed')).toBe('true');
+    await expect.poll(() => panel().getAttribute('data-path')).toBe('/var/log');
+
+    await term.click();
+    await page.keyboard.type('cd /usr/share && echo moved-$((1+1))\n');
+    await expect.poll(() => panel().getAttribute('data-path'), { timeout: 15_000 }).toBe('/usr/share');
+
+    // Browsed by hand: a command that does not move the shell leaves the panel where it is.
+    await panel().locator('.crumb', { hasText: '/' }).first().click();
+    await expect.poll(() => panel().getAttribute('data-path')).toBe('/');
+    await term.click();
+    await page.keyboard.type('echo stays-$((2+1))\n');
+    await expect.poll(screen).toMatch(/^stays-3 *$/m);
+    await page.waitForTimeout(1500); // the panel asks where the shell is once the output pauses
+    await page.keyboard.type(`cd ~/${folder} && echo moved-$((3+1))\n`);
+    await expect.poll(() => panel().getAttribute('data-path'), { timeout: 15_000 }).toBe(remote());
+    expect(await seen()).toEqual(['/var/log', '/usr/share', '/', remote()]);
+
+    // Off: the shell moves alone.
+    await follow.click();
+    expect(await follow.getAttribute('aria-pressed')).toBe('false');
+    await term.click();
+    await page.keyboard.type('cd /tmp && echo alone-$((4+1))\n');
+    await expect.poll(screen).toMatch(/^alone-5 *$/m);
+    await page.waitForTimeout(1500);
+    expect(await panel().getAttribute('data-path')).toBe(remote());
+  });
+
   it('creates a new file into the editor (never over one), copies a path, and opens a terminal in a folder', async () => {
     await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(server.openUrl).origin });
     await panel().getByRole('button', { name: 'New file' }).click();

@@ -4,6 +4,8 @@ import type { TerminalInspector } from '../../src-renderer/features/terminal/ter
 declare global {
   interface Window {
     wraithInspect?: { terminals: TerminalInspector; transport: { frameCounts(): { mailbox: number; posted: number } } };
+    /** Set by the SFTP e2e test: every folder the Files panel listed, in order. */
+    sftpPathsSeen?: string[];
   }
 }
 

@@ -38,6 +38,8 @@ export const useSftpStore = defineStore('sftp', () => {
   const open = ref<Record<string, boolean>>({});
   const cwd = ref<Record<string, string>>({});
   const showHidden = ref(false);
+  /** Tabs whose panel follows the terminal's folder (follow-terminal.ts). */
+  const following = ref<Record<string, boolean>>({});
   const width = ref(380);
   const transfers = ref<TransferRow[]>([]);
   /** Cancels for uploads the page streams (it stops sending); the host's side stops through sftp.cancel. */
@@ -162,5 +164,5 @@ export const useSftpStore = defineStore('sftp', () => {
     }
   }
 
-  return { open, cwd, showHidden, width, transfers, toggle, resize, add, update, row, cancel, clearFinished, abortController, settle, setRetry, retry };
+  return { open, cwd, showHidden, following, width, transfers, toggle, resize, add, update, row, cancel, clearFinished, abortController, settle, setRetry, retry };
 });
