@@ -28,15 +28,10 @@ import { NAME_SHIM, openSshTab } from './wraith-tab.js';
 import { sha256File } from '../tests/fixtures/files.js';
 import { type SshdHandle, startSshd } from '../tests/fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../tests/fixtures/wraith-server.js';
+import { numberArg } from './args.js';
 
-const args = process.argv.slice(2);
-const arg = (name: string, dflt: number) => {
-  const i = args.indexOf(`--${name}`);
-  const v = i >= 0 ? Number(args[i + 1]) : NaN;
-  return Number.isFinite(v) && v > 0 ? v : dflt;
-};
-const SIZE = arg('mb', 500) * 1_000_000;
-const ROUNDS = arg('rounds', 3);
+const SIZE = numberArg('mb', 500) * 1_000_000;
+const ROUNDS = numberArg('rounds', 3);
 const TIMEOUT_MS = 10 * 60_000;
 
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');

@@ -44,21 +44,16 @@ import type { TransferTuning } from '../src-main/node/sftp/transfer-runner.js';
 import { startSshd } from '../tests/fixtures/sshd.js';
 import { sha256File } from '../tests/fixtures/files.js';
 import { missingHostHeapFlags, runUnderHostHeapFlags } from '../src-main/server/host-heap.js';
+import { numberArg, flagArg } from './args.js';
 
 // Wraith's host runs in this process here: give it the heap flags `wraith serve` runs under.
 if (missingHostHeapFlags().length > 0) await runUnderHostHeapFlags();
 
-const args = process.argv.slice(2);
-const arg = (name: string, dflt: number) => {
-  const i = args.indexOf(`--${name}`);
-  const v = i >= 0 ? Number(args[i + 1]) : NaN;
-  return Number.isFinite(v) && v > 0 ? v : dflt;
-};
-const SIZE_MB = arg('mb', 500);
-const ROUNDS = arg('rounds', 3);
-const TUNE = args.includes('--tune');
+const SIZE_MB = numberArg('mb', 500);
+const ROUNDS = numberArg('rounds', 3);
+const TUNE = flagArg('tune');
 /** Only Wraith's rows (for profiling it); the comparison needs both. */
-const WRAITH_ONLY = args.includes('--wraith-only');
+const WRAITH_ONLY = flagArg('wraith-only');
 const SIZE = SIZE_MB * 1_000_000;
 const SRC = `/tmp/wraith-bench-${randomBytes(4).toString('hex')}.bin`;
 const DOWN = `${SRC}.down`;

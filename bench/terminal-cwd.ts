@@ -16,15 +16,10 @@ import { performance } from 'node:perf_hooks';
 import { App } from '../src-main/node/app.js';
 import { connectInProcess } from '../src-main/node/in-process.js';
 import { savePasswordConnection, startSshd } from '../tests/fixtures/sshd.js';
+import { numberArg } from './args.js';
 
-const args = process.argv.slice(2);
-const arg = (name: string, dflt: number) => {
-  const i = args.indexOf(`--${name}`);
-  const v = i >= 0 ? Number(args[i + 1]) : NaN;
-  return Number.isFinite(v) && v > 0 ? v : dflt;
-};
-const PROCS = arg('procs', 1000);
-const CALLS = arg('calls', 20);
+const PROCS = numberArg('procs', 1000);
+const CALLS = numberArg('calls', 20);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const processCount = () => readdirSync('/proc').filter((d) => /^\d+$/.test(d)).length;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;

@@ -57,31 +57,23 @@ import { REPO_ROOT, type WraithServer, startWraithServer } from '../tests/fixtur
 import { ssh2EchoLatencies } from './ssh2-echo.js';
 import type { TerminalShape } from '../src-renderer/features/terminal/terminal-inspect.js';
 import { type CpuRoots, cpuSnapshot, cpuSplit, formatCpuSplit, formatPageMain } from './cpu-split.js';
+import { numberArg, flagArg, stringArg } from './args.js';
 
-const args = process.argv.slice(2);
-const arg = (name: string, dflt: number) => {
-  const i = args.indexOf(`--${name}`);
-  const v = i >= 0 ? Number(args[i + 1]) : NaN;
-  return Number.isFinite(v) && v > 0 ? v : dflt;
-};
-const FILE_MIB = arg('mb', 64);
+const FILE_MIB = numberArg('mb', 64);
 /** `--dom`: Chromium also gets --disable-webgl, so the tab falls back to xterm's DOM renderer (as on context loss). */
-const DOM_ONLY = args.includes('--dom');
-const ROUNDS = arg('rounds', 2);
-const KEYS = arg('keys', 300);
+const DOM_ONLY = flagArg('dom');
+const ROUNDS = numberArg('rounds', 2);
+const KEYS = numberArg('keys', 300);
 /** `--skip-throughput`: figures 2 and 3 only (the throughput runs take minutes and heat the machine). */
-const SKIP_THROUGHPUT = args.includes('--skip-throughput');
+const SKIP_THROUGHPUT = flagArg('skip-throughput');
 /** `--ctrlc N`: Ctrl+C stop-latency repetitions (figure 3). */
-const CTRLC_REPS = arg('ctrlc', 5);
+const CTRLC_REPS = numberArg('ctrlc', 5);
 const FLOOD_MS = 2_000;
 const CTRLC_TIMEOUT_MS = 60_000;
 /** The tab's prompt during figure 3; the typed command splits it with quotes, so its echo never matches. */
 const PROMPT = '__WRAITH_PS__>';
 /** `--profile DIR`: a CPU profile (CDP Profiler) of each page during the throughput runs, saved to DIR, top self time printed. */
-const PROFILE_DIR = (() => {
-  const i = args.indexOf('--profile');
-  return i >= 0 ? args[i + 1] : undefined;
-})();
+const PROFILE_DIR = stringArg('profile');
 const WARMUP_KEYS = 20;
 const CHUNK = 64 * 1024;
 const THROUGHPUT_TIMEOUT_MS = 400_000;
@@ -120,7 +112,7 @@ let pw: Browser | undefined;
 const pageErrors: string[] = [];
 const ssh2Clients: Client[] = [];
 /** `--playwright`: time Wraith's tab with Playwright attached (its DevTools copies every WebSocket frame). */
-const VIA_PLAYWRIGHT = args.includes('--playwright');
+const VIA_PLAYWRIGHT = flagArg('playwright');
 
 
 async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
