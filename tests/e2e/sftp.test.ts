@@ -383,8 +383,13 @@ describe('the SFTP panel of an SSH tab', () => {
 
     // On: the panel goes to where the shell is now (the last test left it in /var/log).
     expect(await follow.getAttribute('aria-pressed')).toBe('false');
+    const looks = () => follow.evaluate((el) => `${getComputedStyle(el).color} ${getComputedStyle(el).backgroundColor}`);
+    await page.mouse.move(0, 0);
+    const offLook = await looks();
     await follow.click();
     expect(await follow.getAttribute('aria-pressed')).toBe('true');
+    await page.mouse.move(0, 0); // not hovered: the look is the toggle's own, not the hover's
+    expect(await looks()).not.toBe(offLook);
     await expect.poll(() => panel().getAttribute('data-path')).toBe('/var/log');
 
     await term.click();
