@@ -37,11 +37,17 @@ export interface FlowControlOptions {
  * with the page idle a quarter of the time); with 2M/1.5M it runs at 16–18 MiB/s. What it costs is
  * Ctrl+C during a flood — everything in flight is shown first — and that stayed at 0.3–0.4 s,
  * because most of what is in flight is ssh2's own 2 MiB channel window (bench/terminal-render.ts).
+ *
+ * A batch is what one turn of the event loop read, up to batchBytes: small output (a key's echo)
+ * leaves at once, a flood in few large frames. Each frame costs a socket write here and a task in
+ * the browser's network process, the page's worker and its main thread, which share two cores with
+ * sshd on the bench machine; 1 MiB instead of 64 KiB batches took a 64 MiB flood from 26 to 31
+ * MiB/s (median of 4 rounds each) and the host from 8–10 to 6–8 ms of CPU per MiB.
  */
 export const DEFAULT_FLOW: FlowControlOptions = {
   highWatermark: 2 * 1024 * 1024,
   lowWatermark: 1536 * 1024,
-  batchBytes: 64 * 1024,
+  batchBytes: 1024 * 1024,
   stallMs: 30_000,
 };
 
