@@ -1,12 +1,6 @@
 import { type Ref, onBeforeUnmount, watch } from 'vue';
 import type { HostLink } from '../../transport/index.js';
-
-/**
- * How long a terminal's output must pause, after a line of it, before the Files panel asks where
- * the shell is: a command ended and its prompt came back. Typing alone (echoes without a line
- * end) asks nothing; a flood asks nothing until it stops.
- */
-export const FOLLOW_QUIET_MS = 300;
+import { CommandEndDetector } from '../terminal/command-end.js';
 
 export interface FollowTerminalOptions {
   host: HostLink;
@@ -29,15 +23,8 @@ export interface FollowTerminalOptions {
  */
 export function useFollowTerminal(o: FollowTerminalOptions): void {
   let last: string | null = null;
-  let lineSeen = false;
-  let timer: ReturnType<typeof setTimeout> | null = null;
   let asking = false;
   let askAgain = false;
-
-  const stopTimer = () => {
-    if (timer) clearTimeout(timer);
-    timer = null;
-  };
 
   async function ask(): Promise<void> {
     const sid = o.sessionId.value;
@@ -66,24 +53,16 @@ export function useFollowTerminal(o: FollowTerminalOptions): void {
     }
   }
 
+  const commands = new CommandEndDetector(() => void ask());
   const off = o.host.on('terminal.data', ({ sessionId, data }) => {
-    if (!o.enabled.value || sessionId !== o.sessionId.value) return;
-    if (!lineSeen) lineSeen = data.includes(10);
-    if (!lineSeen) return;
-    stopTimer();
-    timer = setTimeout(() => {
-      timer = null;
-      lineSeen = false;
-      void ask();
-    }, FOLLOW_QUIET_MS);
+    if (o.enabled.value && sessionId === o.sessionId.value) commands.feed(data);
   });
 
   // Turned on, or the session (re)connected with it on: where is the shell now?
   watch(
     [o.enabled, o.sessionId],
     ([on]) => {
-      stopTimer();
-      lineSeen = false;
+      commands.reset();
       last = null;
       if (on) void ask();
     },
@@ -92,6 +71,6 @@ export function useFollowTerminal(o: FollowTerminalOptions): void {
 
   onBeforeUnmount(() => {
     off();
-    stopTimer();
+    commands.reset();
   });
 }
