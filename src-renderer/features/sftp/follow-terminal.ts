@@ -1,6 +1,7 @@
 import { type Ref, onBeforeUnmount, watch } from 'vue';
 import type { HostLink } from '../../transport/index.js';
 import { CommandEndDetector } from '../terminal/command-end.js';
+import { showsAlternateScreen } from '../terminal/terminal-inspect.js';
 
 export interface FollowTerminalOptions {
   host: HostLink;
@@ -53,7 +54,11 @@ export function useFollowTerminal(o: FollowTerminalOptions): void {
     }
   }
 
-  const commands = new CommandEndDetector(() => void ask());
+  // A full-screen program redrawing (top) is not a prompt coming back.
+  const commands = new CommandEndDetector(() => {
+    const sid = o.sessionId.value;
+    if (sid && !showsAlternateScreen(sid)) void ask();
+  });
   const off = o.host.on('terminal.data', ({ sessionId, data }) => {
     if (o.enabled.value && sessionId === o.sessionId.value) commands.feed(data);
   });

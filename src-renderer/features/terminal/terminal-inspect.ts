@@ -37,6 +37,14 @@ export function registerTerminal(sessionId: string, term: Terminal): () => void 
   };
 }
 
+/**
+ * Whether the session's terminal shows its alternate screen: a full-screen program (top, vim,
+ * less) runs, so the shell waits and cannot change folder. False when no view has the session.
+ */
+export function showsAlternateScreen(sessionId: string): boolean {
+  return live.get(sessionId)?.buffer.active.type === 'alternate';
+}
+
 /** The text of a buffer (the active one unless given), wrapped lines joined, trailing blanks dropped. */
 export function bufferText(term: Terminal, from = 0, buf = term.buffer.active): string {
   const lines: string[] = [];
