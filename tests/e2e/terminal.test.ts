@@ -118,10 +118,11 @@ describe('terminals in browser mode', () => {
     await expect.poll(() => page.locator('.status-bar').innerText()).toContain('Sessions: 1');
     // Typed keys' echoes are small frames: they come through the shared mailbox, which Chromium
     // does not hold back until the next frame (transport/shared-mailbox.ts). Echoes of keys typed
-    // in one burst may share a frame, and keystrokes get no replies (quiet calls), so the count is
-    // not one per key; what matters is that none was posted.
+    // in one burst may share a frame (on a busy machine the host read them all in one turn and
+    // sent one), and keystrokes get no replies (quiet calls), so the count is not one per key;
+    // what matters is that they came that way and none was posted.
     const after = await frameCounts();
-    expect(after.mailbox - before.mailbox).toBeGreaterThanOrEqual(2);
+    expect(after.mailbox - before.mailbox).toBeGreaterThanOrEqual(1);
     expect(after.posted - before.posted).toBe(0);
   });
 
