@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
-import { CommandEndDetector, FOLLOW_QUIET_MS } from '../../src-renderer/features/terminal/command-end.js';
+import { CommandEndDetector, PROMPT_QUIET_MS } from '../../src-renderer/features/terminal/command-end.js';
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 
@@ -20,17 +20,17 @@ describe('CommandEndDetector: when a terminal shows a prompt again', () => {
     for (const c of 'cd /var') d.feed(bytes(c)); // the echo of typing
     d.feed(bytes('\r\n'));
     d.feed(bytes('user@web01:/var$ '));
-    vi.advanceTimersByTime(FOLLOW_QUIET_MS - 1);
+    vi.advanceTimersByTime(PROMPT_QUIET_MS - 1);
     expect(ends).toBe(0);
     vi.advanceTimersByTime(1);
     expect(ends).toBe(1);
-    vi.advanceTimersByTime(10 * FOLLOW_QUIET_MS);
+    vi.advanceTimersByTime(10 * PROMPT_QUIET_MS);
     expect(ends).toBe(1);
   });
 
   test('typing alone is not a command', () => {
     for (const c of 'ls -la') d.feed(bytes(c));
-    vi.advanceTimersByTime(10 * FOLLOW_QUIET_MS);
+    vi.advanceTimersByTime(10 * PROMPT_QUIET_MS);
     expect(ends).toBe(0);
   });
 
@@ -38,12 +38,12 @@ describe('CommandEndDetector: when a terminal shows a prompt again', () => {
     d.feed(bytes('tail -f app.log\r\n'));
     for (let i = 0; i < 5; i++) {
       d.feed(bytes(`line ${i}\r\n`));
-      vi.advanceTimersByTime(3 * FOLLOW_QUIET_MS);
+      vi.advanceTimersByTime(3 * PROMPT_QUIET_MS);
     }
     expect(ends).toBe(0);
     d.feed(bytes('^C\r\n'));
     d.feed(bytes('\x1b[?2004huser@web01:~$ '));
-    vi.advanceTimersByTime(FOLLOW_QUIET_MS);
+    vi.advanceTimersByTime(PROMPT_QUIET_MS);
     expect(ends).toBe(1);
   });
 
@@ -51,17 +51,17 @@ describe('CommandEndDetector: when a terminal shows a prompt again', () => {
     d.feed(bytes('yes\r\n'));
     for (let i = 0; i < 50; i++) {
       d.feed(bytes('y\r\ny\r\ny'));
-      vi.advanceTimersByTime(FOLLOW_QUIET_MS / 3);
+      vi.advanceTimersByTime(PROMPT_QUIET_MS / 3);
     }
     expect(ends).toBe(0);
-    vi.advanceTimersByTime(FOLLOW_QUIET_MS);
+    vi.advanceTimersByTime(PROMPT_QUIET_MS);
     expect(ends).toBe(1);
   });
 
   test('reset forgets a command in progress', () => {
     d.feed(bytes('cd /tmp\r\nuser@web01:/tmp$ '));
     d.reset();
-    vi.advanceTimersByTime(10 * FOLLOW_QUIET_MS);
+    vi.advanceTimersByTime(10 * PROMPT_QUIET_MS);
     expect(ends).toBe(0);
   });
 });

@@ -54,7 +54,7 @@ export function useFollowTerminal(o: FollowTerminalOptions): void {
     }
   }
 
-  // A full-screen program redrawing (top) is not a prompt coming back.
+  // A full-screen program on the alternate screen (vim, less, htop) redrawing is not a prompt coming back.
   const commands = new CommandEndDetector(() => {
     const sid = o.sessionId.value;
     if (sid && !showsAlternateScreen(sid)) void ask();

@@ -1,5 +1,5 @@
 /** How long a terminal's output must pause before it counts as a command having ended. */
-export const FOLLOW_QUIET_MS = 300;
+export const PROMPT_QUIET_MS = 300;
 
 /**
  * Tells from a terminal's output when a command has ended and its prompt is shown: a line end
@@ -16,7 +16,7 @@ export class CommandEndDetector {
 
   constructor(
     private readonly onEnd: () => void,
-    private readonly quietMs = FOLLOW_QUIET_MS,
+    private readonly quietMs = PROMPT_QUIET_MS,
   ) {}
 
   feed(data: Uint8Array): void {
