@@ -1,14 +1,15 @@
+import { SFTP_CHUNK_MAX_BYTES } from '@common/contract/sftp.js';
 import { WraithError } from '@common/errors.js';
 import { asWraithError } from '../../composables/errors.js';
 import { useHost } from '../../transport/index.js';
 import { type TransferRow, useSftpStore } from './sftp-store.js';
 
-/**
- * Bytes per sftp.uploadChunk at most (the host suggests its size in uploadBegin). Each chunk is a
- * round trip and a read of the File, so fewer, larger ones go faster: 500 MB through `wraith serve`
- * went at 76 MB/s in 1 MiB chunks, two in flight, and at 138 MB/s as now (bench/sftp-browser.ts).
+/*
+ * Bytes per sftp.uploadChunk: what the host suggests in uploadBegin, at most the contract's
+ * SFTP_CHUNK_MAX_BYTES. Each chunk is a round trip and a read of the File, so fewer, larger ones go
+ * faster: 500 MB through `wraith serve` went at 76 MB/s in 1 MiB chunks, two in flight, and at
+ * 138 MB/s in 4 MiB ones, four in flight (bench/sftp-browser.ts).
  */
-export const CHUNK_BYTES = 4 * 1024 * 1024;
 /**
  * Chunks sent and not yet written. The host writes them in order through the channel's request
  * slots, so at most this many chunks (16 MiB) wait in its memory per upload.
@@ -96,7 +97,7 @@ export function useSftpTransfers(sessionId: () => string | null) {
     const sid = requireSession();
     const begin = await host.call('sftp.uploadBegin', { sessionId: sid, remotePath, size: file.size, overwrite });
     const id = begin.transferId;
-    const chunk = Math.min(CHUNK_BYTES, begin.chunkBytes || CHUNK_BYTES);
+    const chunk = Math.min(SFTP_CHUNK_MAX_BYTES, begin.chunkBytes || SFTP_CHUNK_MAX_BYTES);
     const r: TransferRow = store.add({ id, sessionId: sid, direction: 'upload', name: file.name, remotePath, bytes: 0, totalBytes: file.size });
     store.setRetry(id, () => uploadFile(file, remotePath, overwrite));
     const abort = store.abortController(id);
