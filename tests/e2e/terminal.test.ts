@@ -175,6 +175,8 @@ describe('terminals in browser mode', () => {
     const confirm = page.getByRole('dialog', { name: 'Paste several lines?' });
     await confirm.waitFor();
     expect(await confirm.innerText()).toContain('echo pasted-$((20+1))');
+    // Two lines: the line end after the last one ends it and does not start a third.
+    expect(await confirm.innerText()).toContain('You are pasting 2 lines');
     await confirm.getByRole('button', { name: 'Cancel' }).click();
     await confirm.waitFor({ state: 'detached' });
     expect(await terminalText(id)).not.toContain('pasted-21');

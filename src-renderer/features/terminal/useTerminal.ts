@@ -10,6 +10,7 @@ import { useSettingsStore } from '../../stores/settings.js';
 import { useHost } from '../../transport/index.js';
 import { openExternal } from './external-links.js';
 import { OutputFeeder } from './output-feeder.js';
+import { pastedLineCount } from './paste-lines.js';
 import { gpuDrawsWebgl } from './renderer-choice.js';
 import { terminalHub } from './terminal-hub.js';
 import { bufferText, registerTerminal } from './terminal-inspect.js';
@@ -27,8 +28,6 @@ export interface UseTerminalOptions {
   /** The session rang the bell (BEL). */
   onBell?: () => void;
 }
-
-const MULTILINE = /\r|\n/;
 
 /** The cursor blinks again once output has been quiet this long. */
 const BLINK_QUIET_MS = 400;
@@ -165,7 +164,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
 
   async function paste(text: string): Promise<void> {
     if (!term || !text) return;
-    if (MULTILINE.test(text.replace(/[\r\n]+$/, '')) && settings.values['terminal.confirmMultilinePaste'] && options.confirmPaste) {
+    if (pastedLineCount(text) > 1 && settings.values['terminal.confirmMultilinePaste'] && options.confirmPaste) {
       const ok = await options.confirmPaste(text);
       term?.focus();
       if (!ok) return;
