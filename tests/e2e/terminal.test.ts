@@ -284,13 +284,17 @@ describe('terminals in browser mode', () => {
   });
 
   it('runs a local shell in the Ctrl+Shift+G panel, and relaunches it after exit', async () => {
+    const sshId = await activeSessionId();
+    await page.locator('.tab-panel:visible .xterm').click();
     await page.keyboard.press('Control+Shift+G');
     const panel = page.getByRole('region', { name: 'Local shell' });
     await panel.waitFor();
+    // From the keyboard alone: the panel takes the keys, Enter launches, the shell has them.
     const launch = panel.getByRole('button', { name: /^Launch/ }).last();
-    await launch.click();
+    await expect.poll(() => launch.evaluate((b) => b === document.activeElement)).toBe(true);
+    await page.keyboard.press('Enter');
     const id = await activeSessionId(panel);
-    await panel.locator('.xterm').click();
+    await expect.poll(() => panel.locator('.xterm-helper-textarea').evaluate((t) => t === document.activeElement)).toBe(true);
     await page.keyboard.type('echo local-$((6*7))\n');
     await waitForLine(id, 'local-42');
 
@@ -315,6 +319,15 @@ describe('terminals in browser mode', () => {
     // pty.relaunch starts the shell again in the same session.
     await page.keyboard.type('echo third-$((6*7))\n');
     await waitForLine(await activeSessionId(panel), 'third-42');
+
+    // Hiding the panel gives the keys back to the SSH tab that had them; showing it again, to its shell.
+    await page.keyboard.press('Control+Shift+G');
+    await panel.waitFor({ state: 'detached' });
+    await page.keyboard.type('echo ssh-again-$((6*7))\n');
+    await waitForLine(sshId, 'ssh-again-42');
+    await page.keyboard.press('Control+Shift+G');
+    await page.keyboard.type('echo panel-again-$((6*7))\n');
+    await waitForLine(await activeSessionId(panel), 'panel-again-42');
   });
 
   it('opens a local shell as a tab', async () => {
