@@ -341,6 +341,18 @@ describe('terminals in browser mode', () => {
     expect(await page.locator('.tab').count()).toBe(2);
   });
 
+  it('hands the keys to the XO with Ctrl+Shift+K, and back to the terminal when the XO is hidden', async () => {
+    const id = await activeSessionId();
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.press('Control+Shift+K');
+    const box = page.getByRole('textbox', { name: 'Message to the XO' });
+    await expect.poll(() => box.evaluate((b) => b === document.activeElement)).toBe(true);
+    await page.keyboard.press('Control+Shift+K');
+    await page.getByRole('complementary', { name: 'XO copilot' }).waitFor({ state: 'detached' });
+    await page.keyboard.type('echo keys-back-$((5*5))\n');
+    await waitForLine(id, 'keys-back-25');
+  });
+
   it('marks a tab that is not shown when output comes (a dot) or the bell rings (a bell), until it is shown', async () => {
     const bashTab = page.locator('.tab.active', { hasText: 'bash' });
     const id = await activeSessionId();
