@@ -38,6 +38,8 @@ export interface TerminalTab {
   attention: 'activity' | 'bell' | null;
   /** Typed into the shell once its session is open (a tab opened "in" a folder), then cleared. */
   startInput: string | null;
+  /** What the shell calls its window (OSC 0/2, e.g. Debian's bash: "user@host: ~/dir"); the tab's own title stays. */
+  shellTitle: string | null;
 }
 
 /**
@@ -63,7 +65,7 @@ export type SshPrompt = EventPayload<'ssh.prompt'>;
 let nextKey = 1;
 
 function newTab(kind: TerminalBackend, title: string, extra: Partial<TerminalTab> = {}): TerminalTab {
-  return { key: `tab-${nextKey++}`, kind, title, connectionId: null, shell: null, sessionId: null, phase: 'starting', problem: null, reattach: false, attention: null, startInput: null, ...extra };
+  return { key: `tab-${nextKey++}`, kind, title, connectionId: null, shell: null, sessionId: null, phase: 'starting', problem: null, reattach: false, attention: null, startInput: null, shellTitle: null, ...extra };
 }
 
 function exitReason(p: EventPayload<'terminal.exit'>): string {
@@ -355,6 +357,16 @@ export const useSessionsStore = defineStore('sessions', () => {
     if (tab && clean) tab.title = clean;
   }
 
+  /**
+   * The title the program in a terminal set. It comes from the remote side, so it is made plain
+   * text of sane length before the window and the tab's tooltip show it.
+   */
+  function setShellTitle(key: string, title: string): void {
+    const tab = allTerminals().find((t) => t.key === key);
+    const clean = title.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 200);
+    if (tab) tab.shellTitle = clean || null;
+  }
+
   /** Puts a tab at `index` of the strip (dragging, duplicates). */
   function move(key: string, index: number): void {
     const from = tabs.value.findIndex((t) => t.key === key);
@@ -388,7 +400,7 @@ export const useSessionsStore = defineStore('sessions', () => {
   return {
     infos, tabs, activeKey, activeTab, panelShell, prompts, openCount,
     load, openSsh, openShellTab, openRdp, findRdp, setPanelShell, start, trustAndConnect, forgetAndRetry, reconnect, relaunch, kill, close, activate, cycle,
-    canDuplicate, duplicate, openSshIn, rename, move, markAttention,
+    canDuplicate, duplicate, openSshIn, rename, setShellTitle, move, markAttention,
     answerPrompt, hostKeyTarget,
   };
 });

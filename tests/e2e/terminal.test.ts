@@ -353,6 +353,18 @@ describe('terminals in browser mode', () => {
     await waitForLine(id, 'keys-back-25');
   });
 
+  it("shows the title the shell sets (OSC 0) in the tab's tooltip and the window's title, as plain text", async () => {
+    const id = await activeSessionId();
+    await page.locator('.tab-panel:visible .xterm').click();
+    // The user's own prompt may set the title at every prompt: this shell's prompt sets none.
+    await page.keyboard.type(`PROMPT_COMMAND=; PS1='$ '; printf '\\033]0;%s <b>on web01</b>\\007' "build-$((6*7))"; echo titled\n`);
+    await waitForLine(id, 'titled');
+    const tab = page.locator('.tab.active');
+    await expect.poll(() => tab.getAttribute('title')).toBe('bash — build-42 <b>on web01</b> — open');
+    expect(await page.title()).toBe('bash (build-42 <b>on web01</b>) — Wraith');
+    expect(await tab.locator('.tab-title').innerText()).toBe('bash'); // the tab's own name stays
+  });
+
   it('marks a tab that is not shown when output comes (a dot) or the bell rings (a bell), until it is shown', async () => {
     const bashTab = page.locator('.tab.active', { hasText: 'bash' });
     const id = await activeSessionId();

@@ -27,6 +27,8 @@ export interface UseTerminalOptions {
   onOutput?: () => void;
   /** The session rang the bell (BEL). */
   onBell?: () => void;
+  /** The program set the terminal's title (OSC 0 or 2). */
+  onTitle?: (title: string) => void;
 }
 
 /** The cursor blinks again once output has been quiet this long. */
@@ -265,6 +267,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
         if (attached) host.call('terminal.resize', { sessionId: attached, cols, rows }).catch(() => undefined);
       }),
       t.onBell(() => options.onBell?.()),
+      t.onTitleChange((title) => options.onTitle?.(title)),
       t.onSelectionChange(() => {
         if (settings.values['terminal.copyOnSelect'] && t.hasSelection()) void copySelection();
       }),
