@@ -11,7 +11,6 @@ export const useLayoutStore = defineStore('layout', () => {
   const settings = useSettingsStore();
   const rightOpen = ref(false);
   const bottomOpen = ref(false);
-  const leftCollapsed = ref(false);
 
   const leftWidth = computed(() => settings.values['ui.leftPanelWidth']);
   const rightWidth = computed(() => settings.values['ui.rightPanelWidth']);
@@ -41,5 +40,5 @@ export const useLayoutStore = defineStore('layout', () => {
     else settings.values['ui.bottomPanelHeight'] = v;
   }
 
-  return { rightOpen, bottomOpen, leftCollapsed, leftWidth, rightWidth, bottomHeight, toggleRight, toggleBottom, resizeLeft, resizeRight, resizeBottom };
+  return { rightOpen, bottomOpen, leftWidth, rightWidth, bottomHeight, toggleRight, toggleBottom, resizeLeft, resizeRight, resizeBottom };
 });
