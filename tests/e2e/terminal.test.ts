@@ -376,9 +376,13 @@ describe('terminals in browser mode', () => {
       expect(await bashTab.count()).toBe(0);
     };
     const bash = page.locator('.tab', { hasText: 'bash' });
+    const width = async () => (await bash.boundingBox())?.width;
 
     await away('sleep 1; echo later-$((6*7))\n');
+    const unmarked = await width();
     await expect.poll(() => bash.locator('.tab-attention').getAttribute('aria-label'), { timeout: 10_000 }).toBe('new output');
+    // The mark does not widen the tab (which would push the tabs after it along the strip).
+    expect(await width()).toBe(unmarked);
     await bash.click();
     await waitForLine(id, 'later-42');
     expect(await mark.count()).toBe(0);
@@ -654,6 +658,42 @@ describe('terminals in browser mode', () => {
     expect(saved).not.toContain('alt-only-2');
     await page.locator('.tab-panel:visible .xterm').click();
     await page.keyboard.type("printf '\\033[?1049l'\n");
+  });
+
+  it('keeps the tab in front in sight when there are more tabs than fit, and scrolls the strip with the wheel', async () => {
+    const strip = page.getByRole('tablist', { name: 'Sessions' });
+    const overflow = () => strip.evaluate((el) => el.scrollWidth - el.clientWidth);
+    const tabIds = () => page.locator('.tab').evaluateAll((tabs) => tabs.map((t) => t.id));
+    const before = await tabIds();
+    for (let i = 0; i < 16 && (await overflow()) < 200; i++) {
+      await page.locator('.tab', { hasText: 'bash' }).first().click({ button: 'right' });
+      await page.getByRole('menuitem', { name: 'Duplicate tab' }).click();
+      await page.locator('.tab-panel:visible .terminal-pane[data-session-id]').waitFor();
+    }
+    expect(await overflow()).toBeGreaterThanOrEqual(200);
+
+    const inSight = async () => {
+      const s = await strip.boundingBox();
+      const t = await page.locator('.tab.active').boundingBox();
+      return !!s && !!t && t.x >= s.x - 0.5 && t.x + t.width <= s.x + s.width + 0.5;
+    };
+    await strip.evaluate((el) => (el.scrollLeft = 0));
+    await page.locator('.tab').first().click();
+    await page.keyboard.press('Control+Shift+Tab'); // from the first tab to the last, out of sight
+    expect(await page.locator('.tab').last().getAttribute('aria-selected')).toBe('true');
+    await expect.poll(inSight).toBe(true);
+    const scrolled = await strip.evaluate((el) => el.scrollLeft);
+    expect(scrolled).toBeGreaterThan(0);
+
+    // A wheel over the strip scrolls it sideways.
+    const s = (await strip.boundingBox())!;
+    await page.mouse.move(s.x + s.width / 2, s.y + s.height / 2);
+    await page.mouse.wheel(0, -120);
+    await expect.poll(() => strip.evaluate((el) => el.scrollLeft)).toBeLessThan(scrolled);
+
+    // The tabs opened here close with a middle click (their shells end with them).
+    for (const id of (await tabIds()).filter((t) => !before.includes(t))) await page.locator(`[id="${id}"]`).click({ button: 'middle' });
+    await expect.poll(tabIds).toEqual(before);
   });
 
   it('has a tab menu (duplicate, rename, close others) and reorders tabs by dragging', async () => {
