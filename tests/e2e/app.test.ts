@@ -149,6 +149,24 @@ describe('the Wraith window in browser mode', () => {
     await shell.waitFor({ state: 'detached' });
   });
 
+  it('stays usable in a small window: the welcome scrolls under the local shell panel instead of covering it', async () => {
+    await page.setViewportSize({ width: 600, height: 500 });
+    try {
+      const shell = page.getByRole('region', { name: 'Local shell' });
+      await page.keyboard.press('Control+Shift+G');
+      await shell.waitFor();
+      // A trial click fails when another element would take the click.
+      await shell.getByRole('button', { name: 'Open as tab' }).click({ trial: true, timeout: 3000 });
+      await shell.getByRole('button', { name: /^Launch bash|^Launch/ }).last().click({ trial: true, timeout: 3000 });
+      const bar = await page.locator('.status-bar').boundingBox();
+      expect(bar?.height).toBeLessThanOrEqual(30); // one line
+      await page.keyboard.press('Control+Shift+G');
+      await shell.waitFor({ state: 'detached' });
+    } finally {
+      await page.setViewportSize({ width: 1400, height: 860 });
+    }
+  });
+
   it('sets up the vault with a master password from the status bar', async () => {
     await page.locator('.status-bar').getByRole('button', { name: /Vault: not set up/ }).click();
     const dialog = page.getByRole('dialog', { name: 'Set up the vault' });
