@@ -149,7 +149,7 @@ describe('the Wraith window in browser mode', () => {
     await shell.waitFor({ state: 'detached' });
   });
 
-  it('stays usable in a small window: the welcome scrolls under the local shell panel instead of covering it', async () => {
+  it('stays usable in a small window: the welcome scrolls under the local shell panel instead of covering it, the XO fits', async () => {
     await page.setViewportSize({ width: 600, height: 500 });
     try {
       const shell = page.getByRole('region', { name: 'Local shell' });
@@ -162,6 +162,16 @@ describe('the Wraith window in browser mode', () => {
       expect(bar?.height).toBeLessThanOrEqual(30); // one line
       await page.keyboard.press('Control+Shift+G');
       await shell.waitFor({ state: 'detached' });
+
+      // The XO fits beside the connections: every column gives way, none is cut off at the edge.
+      await page.keyboard.press('Control+Shift+K');
+      const xo = page.getByRole('complementary', { name: 'XO copilot' });
+      await xo.waitFor();
+      const box = await xo.boundingBox();
+      expect((box?.x ?? 0) + (box?.width ?? 0)).toBeLessThanOrEqual(600.5);
+      expect(box?.width).toBeGreaterThanOrEqual(240);
+      await page.keyboard.press('Control+Shift+K');
+      await xo.waitFor({ state: 'detached' });
     } finally {
       await page.setViewportSize({ width: 1400, height: 860 });
     }
