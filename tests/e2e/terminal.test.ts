@@ -594,6 +594,26 @@ describe('terminals in browser mode', () => {
     expect(await paneBackground()).toBe('rgb(15, 18, 24)');
   });
 
+  it('gives screen readers the rows of open terminals when Settings turn it on, and takes them away when off', async () => {
+    const id = await activeSessionId();
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type('echo spoken-$((7*6))\n');
+    await waitForLine(id, 'spoken-42');
+    const tree = page.locator('.tab-panel:visible .xterm-accessibility-tree');
+    expect(await tree.count()).toBe(0);
+    const setReader = async (on: boolean) => {
+      await page.getByRole('button', { name: 'Settings' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Settings' });
+      await dialog.getByLabel(/Screen reader support/).setChecked(on);
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      await dialog.waitFor({ state: 'detached' });
+    };
+    await setReader(true);
+    await expect.poll(async () => ((await tree.count()) ? tree.innerText() : '')).toContain('spoken-42');
+    await setReader(false);
+    await expect.poll(() => tree.count()).toBe(0);
+  });
+
   it('copies a selection to the clipboard when copy-on-select is on', async () => {
     await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(server.openUrl).origin });
     const id = await activeSessionId();

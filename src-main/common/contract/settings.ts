@@ -22,6 +22,8 @@ export const SettingsSchema = z.object({
   'terminal.cursorBlink': z.boolean().default(true),
   /** What a right click does: the menu, or paste (PuTTY, MobaXterm). Shift+right-click always opens the menu. */
   'terminal.rightClick': z.enum(['menu', 'paste']).default('menu'),
+  /** xterm.js's screen reader support: the rows as an accessibility tree, new output announced. Costs speed on floods. */
+  'terminal.screenReaderMode': z.boolean().default(false),
   'terminal.ringBufferBytes': z.number().int().min(64 * 1024).max(64 * 1024 * 1024).default(1024 * 1024),
   'ui.leftPanelWidth': z.number().int().min(160).max(800).default(260),
   'ui.rightPanelWidth': z.number().int().min(240).max(1200).default(320),

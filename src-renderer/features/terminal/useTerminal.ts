@@ -222,6 +222,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
       drawBoldTextInBrightColors: boldIsBright(s['terminal.theme']),
       cursorBlink: s['terminal.cursorBlink'],
       cursorStyle: s['terminal.cursorStyle'],
+      screenReaderMode: s['terminal.screenReaderMode'],
       allowProposedApi: true, // unicode11 uses the proposed unicode API
       macOptionIsMeta: true,
     });
@@ -323,6 +324,13 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
       term.options.cursorStyle = cursorStyle;
       // A blink held during output comes back as the setting says (holdBlink reads it).
       if (!blinkTimer) term.options.cursorBlink = cursorBlink;
+    },
+  );
+
+  watch(
+    () => settings.values['terminal.screenReaderMode'],
+    (on) => {
+      if (term) term.options.screenReaderMode = on;
     },
   );
 
