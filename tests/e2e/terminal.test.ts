@@ -781,6 +781,25 @@ describe('terminals in browser mode', () => {
     }
   });
 
+  it('asks before the browser closes a page with open sessions (Ctrl+W and Ctrl+Shift+W belong to the browser)', async () => {
+    const other = await browser.context.newPage();
+    await other.goto(new URL(server.openUrl).origin + '/');
+    await other.getByText('Host: connected').waitFor();
+    await expect.poll(async () => /Sessions: [1-9]/.test(await other.locator('.status-bar').innerText())).toBe(true);
+    await other.locator('.status-bar').click(); // Chromium asks only on a page the user has interacted with
+    const asked = new Promise<string>((resolve) => {
+      other.once('dialog', (d) => {
+        resolve(d.type());
+        void d.dismiss(); // stay
+      });
+      setTimeout(() => resolve('no question within 5 s'), 5000);
+    });
+    await other.close({ runBeforeUnload: true });
+    expect(await asked).toBe('beforeunload');
+    expect(other.isClosed()).toBe(false);
+    await other.close();
+  });
+
   it('takes a screenshot of the window with a terminal open', async () => {
     await page.screenshot({ path: '/tmp/wraith-terminal.png' });
     const errors = browser.pageErrors.filter((e) => !/WebSocket connection to .* failed/.test(e));
