@@ -47,6 +47,8 @@ describe('the Wraith window in browser mode', () => {
     await tree().getByText('No saved connections yet.').waitFor();
     await page.locator('.status-bar').getByText('Vault: not set up').waitFor();
     await page.locator('.status-bar').getByText('Sessions: 0').waitFor();
+    // The browser keeps Ctrl+Tab and Ctrl+W for itself: the welcome says so, and what works instead.
+    expect(await page.locator('.welcome .shortcuts').innerText()).toContain('a browser keeps these keys: use ← / → on the focused tab strip');
     // Served cross-origin isolated, so small frames can take the shared mailbox (shared-mailbox.ts).
     expect(await page.evaluate(() => crossOriginIsolated && typeof Atomics.waitAsync === 'function')).toBe(true);
   });
