@@ -159,7 +159,7 @@ describe('the Wraith window in browser mode', () => {
       await shell.waitFor();
       // A trial click fails when another element would take the click.
       await shell.getByRole('button', { name: 'Open as tab' }).click({ trial: true, timeout: 3000 });
-      await shell.getByRole('button', { name: /^Launch bash|^Launch/ }).last().click({ trial: true, timeout: 3000 });
+      await shell.getByRole('button', { name: /^Launch/ }).last().click({ trial: true, timeout: 3000 });
       const bar = await page.locator('.status-bar').boundingBox();
       expect(bar?.height).toBeLessThanOrEqual(30); // one line
       await page.keyboard.press('Control+Shift+G');

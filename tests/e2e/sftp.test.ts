@@ -543,23 +543,27 @@ describe('the SFTP panel of an SSH tab', () => {
 
   it('fits a 900 px window with the files and XO panels open: the terminal keeps room, nothing overlaps, names stay', async () => {
     await page.setViewportSize({ width: 900, height: 600 });
-    await page.keyboard.press('Control+Shift+K');
     const xo = page.getByRole('complementary', { name: 'XO copilot' });
-    await xo.waitFor();
-    const box = async (l: Locator) => (await l.boundingBox()) ?? { x: 0, y: 0, width: 0, height: 0 };
-    const center = await box(page.locator('.center'));
-    const files = await box(panel());
-    const term = await box(page.locator('.tab-panel:visible .xterm-host'));
-    const xoBox = await box(xo);
-    expect(files.x + files.width).toBeLessThanOrEqual(center.x + center.width + 0.5);
-    expect(center.x + center.width).toBeLessThanOrEqual(xoBox.x + 0.5);
-    expect(term.width).toBeGreaterThanOrEqual(120);
-    // The Name column survives a narrow panel (Modified and Size go first).
-    const name = await box(panel().locator('tbody tr td.col-name').first());
-    expect(name.width).toBeGreaterThan(100);
-    await page.keyboard.press('Control+Shift+K');
-    await xo.waitFor({ state: 'detached' });
-    await page.setViewportSize({ width: 1400, height: 860 });
+    try {
+      await page.keyboard.press('Control+Shift+K');
+      await xo.waitFor();
+      const box = async (l: Locator) => (await l.boundingBox()) ?? { x: 0, y: 0, width: 0, height: 0 };
+      const center = await box(page.locator('.center'));
+      const files = await box(panel());
+      const term = await box(page.locator('.tab-panel:visible .xterm-host'));
+      const xoBox = await box(xo);
+      expect(files.x + files.width).toBeLessThanOrEqual(center.x + center.width + 0.5);
+      expect(center.x + center.width).toBeLessThanOrEqual(xoBox.x + 0.5);
+      expect(term.width).toBeGreaterThanOrEqual(120);
+      // The Name column survives a narrow panel (Modified and Size go first).
+      const name = await box(panel().locator('tbody tr td.col-name').first());
+      expect(name.width).toBeGreaterThan(100);
+    } finally {
+      // Whatever the outcome, the tests after this one get the window they expect.
+      if (await xo.count()) await page.keyboard.press('Control+Shift+K');
+      await xo.waitFor({ state: 'detached' });
+      await page.setViewportSize({ width: 1400, height: 860 });
+    }
   });
 
   it('takes a screenshot with the panel open and the page logged no errors', async () => {
