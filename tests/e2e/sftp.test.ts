@@ -3,7 +3,8 @@
  * upload (file input, folder input) streamed in chunks and checked by sha256 on the server,
  * an upload's progress and its cancel from the transfers list,
  * sort, hidden files, rename, chmod, edit in place (and refusal of a binary file), download,
- * a folder as a zip, the path bar and the terminal's folder, multi-select, delete with confirmation.
+ * a folder as a zip, the path bar and the terminal's folder, multi-select, delete with confirmation,
+ * replacing another user's file (the transfers list says its owner changed).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
@@ -13,7 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
 import { type TestBrowser, createSshConnectionInUi, openApp } from '../fixtures/browser.js';
-import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
+import { type SshdHandle, accountIds, startSshd } from '../fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 import { readZip } from '../fixtures/zip.js';
 
@@ -509,6 +510,24 @@ describe('the SFTP panel of an SSH tab', () => {
     expect(existsSync(remote('m1.txt')) || existsSync(remote('m3.txt'))).toBe(false);
     expect(readFileSync(remote('m2.txt'), 'utf8')).toBe('m2.txt\n');
     expect(existsSync(remote('tree'))).toBe(true);
+  });
+
+  it("replaces another user's file after asking, and the transfers list says the owner changed", async () => {
+    const them = accountIds(sshd.users.key.username);
+    writeFileSync(remote('theirs.txt'), 'old\n');
+    execFileSync('chown', [`${them.uid}:${them.gid}`, remote('theirs.txt')]);
+    execFileSync('chmod', ['0666', remote('theirs.txt')]);
+    await panel().getByRole('button', { name: 'Refresh' }).click();
+    await row('theirs.txt').waitFor();
+    await panel().locator('input[name=sftp-upload]').setInputFiles({ name: 'theirs.txt', mimeType: 'text/plain', buffer: Buffer.from('new\n') });
+    await page.getByRole('dialog', { name: 'Replace theirs.txt?' }).getByRole('button', { name: 'Replace' }).click();
+    const note = panel().locator('.transfer', { hasText: 'theirs.txt' }).getByRole('note');
+    await expect.poll(() => note.innerText().catch(() => ''), { timeout: 20_000 }).toContain(`${remote('theirs.txt')} had owner:group ${them.uid}:${them.gid}`);
+    expect(await note.innerText()).toContain('only root may give a file to another user');
+    expect(readFileSync(remote('theirs.txt'), 'utf8')).toBe('new\n');
+    rmSync(remote('theirs.txt'));
+    await panel().getByRole('button', { name: 'Refresh' }).click();
+    await row('theirs.txt').waitFor({ state: 'detached' });
   });
 
   it('downloads a folder as a zip of it', async () => {

@@ -15,7 +15,7 @@ import { connectInProcess } from '../../src-main/node/in-process.js';
 import { Router } from '../../src-main/node/router.js';
 import { registerSftpHandlers } from '../../src-main/node/sftp/sftp-handlers.js';
 import { SftpService } from '../../src-main/node/sftp/sftp-service.js';
-import { type SshdHandle, startSshd, savePasswordConnection, connectSftp } from '../fixtures/sshd.js';
+import { SHARED_GROUP, type SshdHandle, accountIds, groupId, startSshd, savePasswordConnection, connectSftp } from '../fixtures/sshd.js';
 
 const SESSION = 'session-1';
 let sshd: SshdHandle;
@@ -134,6 +134,55 @@ describe('text files', () => {
     expect(readFileSync(path, 'utf8')).toBe('port = 2\n');
     expect(statSync(path).mode & 0o777).toBe(0o640);
     expect(readdirSync(dir).filter((n) => n.includes('wraith-part'))).toEqual([]);
+  });
+
+  test("saving keeps the file's group when the user may set it (temp file, then rename)", async () => {
+    const path = `${dir}/team.conf`;
+    put(path, 'team = 1\n', 0o664);
+    const me = accountIds(sshd.users.password.username);
+    chownSync(path, me.uid, groupId(SHARED_GROUP));
+    execFileSync('chmod', ['0664', path]); // put's mode goes through the umask
+    const before = statSync(path);
+    await service.write({ sessionId: SESSION, path, text: 'team = 2\n' });
+    const after = statSync(path);
+    expect(readFileSync(path, 'utf8')).toBe('team = 2\n');
+    expect({ uid: after.uid, gid: after.gid, mode: after.mode & 0o777 }).toEqual({ uid: me.uid, gid: groupId(SHARED_GROUP), mode: 0o664 });
+    expect(after.ino).not.toBe(before.ino); // replaced by the temp file: the owner could be kept
+    expect(readdirSync(dir).filter((n) => n.includes('wraith-part'))).toEqual([]);
+  });
+
+  test("saving another user's file keeps its owner and group: it is written in place", async () => {
+    // Writable by everyone, owned by the other test user: a temp file could not be given to them.
+    const path = `${dir}/theirs.conf`;
+    writeFileSync(path, 'a longer first version\n', { mode: 0o666 });
+    const them = accountIds(sshd.users.key.username);
+    chownSync(path, them.uid, them.gid);
+    execFileSync('chmod', ['0666', path]);
+    const before = statSync(path);
+    const read = await service.read({ sessionId: SESSION, path, maxBytes: 1024 });
+    await service.write({ sessionId: SESSION, path, text: 'short\n', expectedMtime: read.mtime, expectedSize: read.size });
+    const after = statSync(path);
+    expect(readFileSync(path, 'utf8')).toBe('short\n'); // cut to the new length
+    expect({ uid: after.uid, gid: after.gid, mode: after.mode & 0o777, ino: after.ino }).toEqual({ uid: them.uid, gid: them.gid, mode: 0o666, ino: before.ino });
+    expect(readdirSync(dir).filter((n) => n.includes('wraith-part'))).toEqual([]);
+  });
+
+  test('a writable file in a folder the user cannot write to is saved in place; a new file there is refused', async () => {
+    const locked = `${dir}/locked`;
+    execFileSync('mkdir', ['-m', '0755', locked]); // root's, as we are
+    try {
+      writeFileSync(`${locked}/shared.txt`, 'v1\n');
+      execFileSync('chmod', ['0666', `${locked}/shared.txt`]);
+      await service.write({ sessionId: SESSION, path: `${locked}/shared.txt`, text: 'v2\n' });
+      expect(readFileSync(`${locked}/shared.txt`, 'utf8')).toBe('v2\n');
+      expect(statSync(`${locked}/shared.txt`).uid).toBe(0);
+      const refused = await codeOf(service.write({ sessionId: SESSION, path: `${locked}/new.txt`, text: 'x' }));
+      expect(refused.code).toBe('EDENIED');
+      expect(refused.message).toContain('is not writable');
+      expect(readdirSync(locked)).toEqual(['shared.txt']);
+    } finally {
+      rmSync(locked, { recursive: true, force: true });
+    }
   });
 
   test('write refuses when the file changed since it was read, and leaves it alone', async () => {

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, type SFTPWrapper } from 'ssh2';
@@ -17,7 +17,7 @@ import { Router } from '../../src-main/node/router.js';
 import { registerSftpHandlers } from '../../src-main/node/sftp/sftp-handlers.js';
 import { SftpService } from '../../src-main/node/sftp/sftp-service.js';
 import { until } from '../fixtures/poll.js';
-import { type SshdHandle, startSshd, connectSftp, savePasswordConnection } from '../fixtures/sshd.js';
+import { SHARED_GROUP, type SshdHandle, accountIds, groupId, startSshd, connectSftp, savePasswordConnection } from '../fixtures/sshd.js';
 import { sha256File } from '../fixtures/files.js';
 
 const SESSION = 'session-1';
@@ -183,6 +183,28 @@ describe('files', () => {
     expect(replaced.state).toBe('done');
     expect(readFileSync(`${remoteDir}/small.txt`, 'utf8')).toBe('new content');
   });
+
+  test("replacing a file keeps its group where the user may set it, and says so when its owner cannot be kept", async () => {
+    const me = accountIds(sshd.users.password.username);
+    const them = accountIds(sshd.users.key.username);
+    writeFileSync(join(localDir, 'owned.txt'), 'uploaded');
+    writeFileSync(`${remoteDir}/team.txt`, 'old');
+    execFileSync('chown', [`${me.uid}:${groupId(SHARED_GROUP)}`, `${remoteDir}/team.txt`]);
+    const team = await service.wait((await service.upload({ sessionId: SESSION, localPath: join(localDir, 'owned.txt'), remotePath: `${remoteDir}/team.txt`, overwrite: true })).transferId);
+    expect(team).toMatchObject({ state: 'done', notice: null });
+    expect(statSync(`${remoteDir}/team.txt`)).toMatchObject({ uid: me.uid, gid: groupId(SHARED_GROUP) });
+
+    // Another user's file: only root may give the new one to them, so the transfer says what changed.
+    writeFileSync(`${remoteDir}/theirs.txt`, 'old');
+    execFileSync('chown', [`${them.uid}:${them.gid}`, `${remoteDir}/theirs.txt`]);
+    execFileSync('chmod', ['0666', `${remoteDir}/theirs.txt`]);
+    const theirs = await service.wait((await service.upload({ sessionId: SESSION, localPath: join(localDir, 'owned.txt'), remotePath: `${remoteDir}/theirs.txt`, overwrite: true })).transferId);
+    expect(theirs.state).toBe('done');
+    expect(readFileSync(`${remoteDir}/theirs.txt`, 'utf8')).toBe('uploaded');
+    expect(theirs.notice).toBe(`${remoteDir}/theirs.txt had owner:group ${them.uid}:${them.gid} and now has ${me.uid}:${me.gid}: only root may give a file to another user, so it now has yours.`);
+    expect(events.filter((e) => e.transferId === theirs.transferId).at(-1)?.notice).toBe(theirs.notice);
+    expect(temps(remoteDir)).toEqual([]);
+  });
 });
 
 describe('cancel and failure leave nothing behind', () => {
@@ -298,6 +320,22 @@ describe('uploads streamed from the page', () => {
     expect(readFileSync(dest).equals(data)).toBe(true);
     expect(temps(remoteDir)).toEqual([]);
     expect(service.listTransfers().find((t) => t.transferId === begin.transferId)).toMatchObject({ state: 'done', localPath: null, bytes: data.length });
+  });
+
+  test("a streamed upload over another user's file tells the page the owner changed", async () => {
+    const me = accountIds(sshd.users.password.username);
+    const them = accountIds(sshd.users.key.username);
+    const dest = `${remoteDir}/dropped-theirs.txt`;
+    writeFileSync(dest, 'old');
+    execFileSync('chown', [`${them.uid}:${groupId(SHARED_GROUP)}`, dest]);
+    execFileSync('chmod', ['0666', dest]);
+    const { transferId } = await service.uploadBegin({ sessionId: SESSION, remotePath: dest, size: 3, overwrite: true });
+    await service.uploadChunk({ transferId, offset: 0, data: new Uint8Array(Buffer.from('new')) });
+    await service.uploadEnd(transferId);
+    expect(readFileSync(dest, 'utf8')).toBe('new');
+    // The group is one the user belongs to, so it stays; the owner cannot.
+    expect(statSync(dest)).toMatchObject({ uid: me.uid, gid: groupId(SHARED_GROUP) });
+    expect(service.listTransfers().find((t) => t.transferId === transferId)?.notice).toContain(`had owner:group ${them.uid}:${groupId(SHARED_GROUP)} and now has ${me.uid}:${groupId(SHARED_GROUP)}`);
   });
 
   test("chunks sent several at once are written within the channel's request slots", async () => {

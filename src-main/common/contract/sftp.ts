@@ -86,6 +86,8 @@ export const TransferProgress = z.object({
   filesTotal: z.number().int().nonnegative().nullable(),
   state: TransferState,
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  /** Something the user should know about a transfer that went through (a replaced file changed owner). */
+  notice: z.string().nullable(),
 });
 export type TransferProgress = z.infer<typeof TransferProgress>;
 

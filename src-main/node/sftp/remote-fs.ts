@@ -165,8 +165,8 @@ export class RemoteFs {
     return this.call('resolve', path, (cb) => this.sftp.realpath(path, cb));
   }
 
-  open(path: string, flags: 'r' | 'w' | 'wx', attrs: InputAttributes = {}): Promise<Buffer> {
-    const action = flags === 'r' ? 'open' : 'create';
+  open(path: string, flags: 'r' | 'r+' | 'w' | 'wx', attrs: InputAttributes = {}): Promise<Buffer> {
+    const action = flags.startsWith('r') ? 'open' : 'create';
     return this.call(action, path, (cb) => this.sftp.open(path, flags, attrs, cb));
   }
 
@@ -212,6 +212,45 @@ export class RemoteFs {
 
   chmod(path: string, mode: number): Promise<void> {
     return this.done('change mode of', path, (cb) => this.sftp.chmod(path, mode, cb));
+  }
+
+  chown(path: string, uid: number, gid: number): Promise<void> {
+    return this.done('change owner of', path, (cb) => this.sftp.chown(path, uid, gid, cb));
+  }
+
+  /**
+   * Gives `path` (a temp file about to replace `original`) the original's owner and group, so
+   * that replacing a file does not hand it to the user who is logged in: a config file owned by
+   * www-data stays www-data's when root saves it. Only root may give a file to another user; a
+   * member of the original's group may still set the group. Says which of the two now match.
+   */
+  async adoptOwnership(path: string, original: Stats): Promise<{ owner: boolean; group: boolean }> {
+    const now = await this.lstat(path);
+    if (now.uid === original.uid && now.gid === original.gid) return { owner: true, group: true };
+    const denied = (err: unknown) => {
+      if (err instanceof WraithError && err.code === 'EDENIED') return false;
+      throw err;
+    };
+    if (await this.chown(path, original.uid, original.gid).then(() => true, denied)) return { owner: true, group: true };
+    const group = now.gid === original.gid || (await this.chown(path, now.uid, original.gid).then(() => true, denied));
+    return { owner: now.uid === original.uid, group };
+  }
+
+  /**
+   * Writes `data` over the file at `path` in place (what vim and nano do when a file cannot be
+   * replaced by another): its owner, group, mode and hard links stay. The old bytes are
+   * overwritten first and the file cut to length last, so it is never empty on the way.
+   */
+  async overwriteInPlace(path: string, data: Buffer, chunk: number): Promise<void> {
+    const handle = await this.open(path, 'r+');
+    try {
+      const writes: Promise<void>[] = [];
+      for (let at = 0; at < data.length; at += chunk) writes.push(this.write(handle, data, at, Math.min(chunk, data.length - at), at, path));
+      await Promise.all(writes);
+      await this.done('truncate', path, (cb) => this.sftp.fsetstat(handle, { size: data.length }, cb));
+    } finally {
+      await this.close(handle, path).catch(() => undefined);
+    }
   }
 
   /** Plain SFTP rename: fails when `to` exists. */

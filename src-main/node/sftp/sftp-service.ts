@@ -15,7 +15,7 @@ import { RemoteFs, channelOpen, entryType, isTempBasename, parseMode, tempNameFo
 import { cancelledError, sftpError } from './sftp-errors.js';
 import { decodeText } from './text.js';
 import { Transfer } from './transfer.js';
-import { type TransferPlan, type TransferTuning, copyOptions, runDownload, runUpload } from './transfer-runner.js';
+import { type TransferPlan, type TransferTuning, copyOptions, keepOwnership, runDownload, runUpload } from './transfer-runner.js';
 import { walkRemote } from './tree.js';
 import { ZIP_MAX_ENTRIES, zipRemoteFolder } from './zip-stream.js';
 
@@ -54,7 +54,8 @@ interface StreamUpload {
   handle: Buffer;
   temp: string;
   mode: number | null;
-  replace: boolean;
+  /** What the upload replaces at its path (its stats), or null when it creates the file. */
+  replacing: Stats | null;
   received: number;
   writes: Set<Promise<void>>;
   idle: NodeJS.Timeout;
@@ -321,16 +322,33 @@ export class SftpService {
 
     const bytes = i.data ?? Buffer.from(i.text ?? '', 'utf8');
     const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const step = serverChunkLimit(rfs.sftp, 32 * 1024);
     const mode = existing ? existing.mode & 0o7777 : i.mode !== undefined ? parseMode(i.mode) : 0o644;
+    // An existing file the new one could not stand in for (another owner, no temp file allowed
+    // beside it) is written in place instead: the editor still holds the text if that fails.
+    const inPlace = async () => {
+      await checkUnchanged();
+      await rfs.overwriteInPlace(target, buf, step);
+      return this.describe(rfs, i.path);
+    };
     const temp = tempNameFor(target);
-    const handle = await rfs.open(temp, 'wx', { mode }).catch((err: unknown) => {
-      if (err instanceof WraithError && err.code === 'EDENIED') {
-        throw new WraithError('EDENIED', `Cannot save ${i.path}: the folder ${posix.dirname(target)} is not writable, and saving needs a temp file beside it.`, { path: i.path });
-      }
-      throw err;
-    });
+    let handle: Buffer;
     try {
-      const step = serverChunkLimit(rfs.sftp, 32 * 1024);
+      handle = await rfs.open(temp, 'wx', { mode });
+    } catch (err) {
+      if (!(err instanceof WraithError && err.code === 'EDENIED')) throw err;
+      if (existing) return inPlace();
+      throw new WraithError('EDENIED', `Cannot save ${i.path}: the folder ${posix.dirname(target)} is not writable, and saving needs a temp file beside it.`, { path: i.path });
+    }
+    try {
+      if (existing) {
+        const kept = await rfs.adoptOwnership(temp, existing);
+        if (!kept.owner || !kept.group) {
+          await rfs.close(handle, temp);
+          await rfs.removeQuietly(temp);
+          return await inPlace();
+        }
+      }
       const writes: Promise<void>[] = [];
       for (let at = 0; at < buf.length; at += step) writes.push(rfs.write(handle, buf, at, Math.min(step, buf.length - at), at, temp));
       await Promise.all(writes);
@@ -543,7 +561,7 @@ export class SftpService {
       handle,
       temp,
       mode,
-      replace: existing !== null,
+      replacing: existing,
       received: 0,
       writes: new Set(),
       idle: setTimeout(() => t.controller.abort(), this.streamIdleMs),
@@ -629,8 +647,10 @@ export class SftpService {
       }
       await s.rfs.close(s.handle, s.temp);
       if (s.mode !== null) await s.rfs.chmod(s.temp, s.mode);
-      if (s.replace) await s.rfs.replace(s.temp, t.remotePath);
-      else await s.rfs.rename(s.temp, t.remotePath);
+      if (s.replacing) {
+        await keepOwnership(s.rfs, t, s.temp, t.remotePath, s.replacing);
+        await s.rfs.replace(s.temp, t.remotePath);
+      } else await s.rfs.rename(s.temp, t.remotePath);
     } catch (err) {
       s.fail(err);
       await t.done;

@@ -1,5 +1,6 @@
 import { lstat, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, posix } from 'node:path';
+import type { Stats } from 'ssh2';
 import { type CopyOptions, type RequestSlots, downloadFile, uploadFile } from './file-copy.js';
 import { type RemoteFs, entryType, tempBasename, tempNameFor } from './remote-fs.js';
 import { cancelledError, fromLocalError, sftpError } from './sftp-errors.js';
@@ -145,13 +146,29 @@ export async function runDownload(rfs: RemoteFs, t: Transfer, overwrite: boolean
 
 // ---- upload ------------------------------------------------------------------------------
 
-async function uploadOne(rfs: RemoteFs, t: Transfer, plan: TransferPlan, local: string, dest: string, mode: number, direct: boolean, replace: boolean) {
+/**
+ * A temp file about to replace `original` at `dest` takes the original's owner and group where
+ * the server allows it (as root, always); what it could not keep goes into the transfer's notice.
+ * A replaced symlink or other non-file is not a file's owner to keep.
+ */
+export async function keepOwnership(rfs: RemoteFs, t: Transfer, temp: string, dest: string, original: Stats): Promise<void> {
+  if (entryType(original.mode) !== 'file') return;
+  const kept = await rfs.adoptOwnership(temp, original);
+  if (kept.owner && kept.group) return;
+  const now = await rfs.lstat(temp);
+  t.ownershipNotKept(dest, original, now);
+}
+
+/** `replacing`: what is at `dest` now (its stats), or null when the upload creates it. */
+async function uploadOne(rfs: RemoteFs, t: Transfer, plan: TransferPlan, local: string, dest: string, mode: number, direct: boolean, replacing: Stats | null) {
   const target = direct ? dest : tempNameFor(dest);
   try {
     await uploadFile(rfs, local, target, mode, copyOptions(t, plan));
     if (!direct) {
-      if (replace) await rfs.replace(target, dest);
-      else await rfs.rename(target, dest);
+      if (replacing) {
+        await keepOwnership(rfs, t, target, dest, replacing);
+        await rfs.replace(target, dest);
+      } else await rfs.rename(target, dest);
     }
     t.filesDone += 1;
   } catch (err) {
@@ -188,7 +205,7 @@ export async function runUpload(rfs: RemoteFs, t: Transfer, overwrite: boolean, 
     t.filesTotal = 1;
     // Replacing a file keeps its permissions; a new one takes the local file's.
     const mode = existing && existingType === 'file' ? existing.mode : st.mode;
-    await uploadOne(rfs, t, plan, local, dest, mode & 0o777, false, existing !== null);
+    await uploadOne(rfs, t, plan, local, dest, mode & 0o777, false, existing);
     return;
   }
 
@@ -210,8 +227,8 @@ export async function runUpload(rfs: RemoteFs, t: Transfer, overwrite: boolean, 
     }
     await pool(tree.files, plan.fileConcurrency, t.signal, async (f) => {
       const remoteFile = posix.join(root, f.rel);
-      const replace = staging === null && (await rfs.lstatOrNull(remoteFile)) !== null;
-      await uploadOne(rfs, t, plan, join(local, ...f.rel.split('/')), remoteFile, f.mode & 0o777, staging !== null, replace);
+      const replacing = staging === null ? await rfs.lstatOrNull(remoteFile) : null;
+      await uploadOne(rfs, t, plan, join(local, ...f.rel.split('/')), remoteFile, f.mode & 0o777, staging !== null, replacing);
     });
     if (staging) await rfs.rename(staging, dest);
   } catch (err) {

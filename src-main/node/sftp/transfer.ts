@@ -23,6 +23,8 @@ export class Transfer {
   filesTotal: number | null = null;
   state: State = 'running';
   error: { code: string; message: string } | null = null;
+  /** Replaced files whose owner or group the server would not let the new file keep. */
+  private readonly ownershipChanged: { path: string; was: string; now: string }[] = [];
   /** Settles when the work and its cleanup are over (never rejects). */
   done: Promise<void> = Promise.resolve();
   /** Bytes at the last progress event, to skip events when nothing moved. */
@@ -90,7 +92,23 @@ export class Transfer {
       filesTotal: this.filesTotal,
       state: this.state,
       error: this.error,
+      notice: this.notice(),
     };
+  }
+
+  /** Records that the file now at `path` replaced one the server would not let it fully stand in for. */
+  ownershipNotKept(path: string, was: { uid: number; gid: number }, now: { uid: number; gid: number }): void {
+    this.ownershipChanged.push({ path, was: `${was.uid}:${was.gid}`, now: `${now.uid}:${now.gid}` });
+  }
+
+  private notice(): string | null {
+    const [first] = this.ownershipChanged;
+    if (!first) return null;
+    const why = 'only root may give a file to another user, so it now has yours';
+    if (this.ownershipChanged.length === 1) {
+      return `${first.path} had owner:group ${first.was} and now has ${first.now}: ${why}.`;
+    }
+    return `${this.ownershipChanged.length} replaced files did not keep their owner or group (${first.path} had ${first.was}, now ${first.now}): ${why}.`;
   }
 
   private averageSpeed(): number {

@@ -23,6 +23,8 @@ export interface TransferRow {
   filesTotal: number | null;
   state: TransferState;
   error: string | null;
+  /** What the host wants the user to know about a transfer that went through (sftp TransferProgress.notice). */
+  notice: string | null;
   /** Whether this page can start the transfer again (it started it, and kept what it needs). */
   retryable: boolean;
 }
@@ -59,13 +61,13 @@ export const useSftpStore = defineStore('sftp', () => {
     return transfers.value.find((t) => t.id === id);
   }
 
-  function add(t: Omit<TransferRow, 'bytesPerSecond' | 'etaSeconds' | 'filesDone' | 'filesTotal' | 'error' | 'state' | 'retryable'> & Partial<TransferRow>): TransferRow {
+  function add(t: Omit<TransferRow, 'bytesPerSecond' | 'etaSeconds' | 'filesDone' | 'filesTotal' | 'error' | 'notice' | 'state' | 'retryable'> & Partial<TransferRow>): TransferRow {
     const existing = row(t.id);
     if (existing) {
       Object.assign(existing, { name: t.name, remotePath: t.remotePath, direction: t.direction });
       return existing;
     }
-    const fresh: TransferRow = { bytesPerSecond: 0, etaSeconds: null, filesDone: 0, filesTotal: 1, error: null, state: 'running', retryable: false, ...t };
+    const fresh: TransferRow = { bytesPerSecond: 0, etaSeconds: null, filesDone: 0, filesTotal: 1, error: null, notice: null, state: 'running', retryable: false, ...t };
     transfers.value.unshift(fresh);
     const finished = transfers.value.filter((r) => r.state !== 'running');
     if (finished.length > KEEP_FINISHED) drop(new Set(finished.slice(KEEP_FINISHED).map((r) => r.id)));
@@ -92,7 +94,7 @@ export const useSftpStore = defineStore('sftp', () => {
     if (tab && sessions.activeKey === tab.key && open.value[tab.key]) return;
     const what = r.name || r.remotePath;
     if (r.state === 'failed') toast(`${r.direction === 'upload' ? 'Upload' : 'Download'} of ${what} failed: ${r.error ?? 'unknown error'}`, 'error');
-    else toast(`${r.direction === 'upload' ? 'Uploaded' : 'Downloaded'} ${what}.`);
+    else toast(`${r.direction === 'upload' ? 'Uploaded' : 'Downloaded'} ${what}.${r.notice ? ` ${r.notice}` : ''}`);
   }
 
   host.on('transfer.progress', (p) => {
@@ -108,6 +110,7 @@ export const useSftpStore = defineStore('sftp', () => {
       filesTotal: p.filesTotal,
       state: r.state === 'running' ? p.state : r.state,
       error: p.error?.message ?? r.error,
+      notice: p.notice ?? r.notice,
     });
     if (was === 'running' && r.state !== 'running') ended(r);
   });
