@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, type SFTPWrapper } from 'ssh2';
@@ -182,6 +182,28 @@ describe('files', () => {
     const replaced = await service.wait((await service.upload({ sessionId: SESSION, localPath: join(localDir, 'small.txt'), remotePath: `${remoteDir}/small.txt`, overwrite: true })).transferId);
     expect(replaced.state).toBe('done');
     expect(readFileSync(`${remoteDir}/small.txt`, 'utf8')).toBe('new content');
+  });
+
+  test('uploading over a symlink to a file replaces the file it points to and keeps the link, streamed or not', async () => {
+    mkdirSync(`${remoteDir}/sites-available`);
+    mkdirSync(`${remoteDir}/sites-enabled`);
+    writeFileSync(`${remoteDir}/sites-available/default`, 'old site');
+    symlinkSync('../sites-available/default', `${remoteDir}/sites-enabled/default`);
+    chownToUser(`${remoteDir}/sites-available`);
+    chownToUser(`${remoteDir}/sites-enabled`);
+    execFileSync('chown', ['-h', `${sshd.users.password.username}:`, `${remoteDir}/sites-enabled/default`]);
+    writeFileSync(join(localDir, 'site.conf'), 'new site');
+    const up = await service.wait((await service.upload({ sessionId: SESSION, localPath: join(localDir, 'site.conf'), remotePath: `${remoteDir}/sites-enabled/default`, overwrite: true })).transferId);
+    expect(up.state).toBe('done');
+    expect(lstatSync(`${remoteDir}/sites-enabled/default`).isSymbolicLink()).toBe(true);
+    expect(readFileSync(`${remoteDir}/sites-available/default`, 'utf8')).toBe('new site');
+
+    const { transferId } = await service.uploadBegin({ sessionId: SESSION, remotePath: `${remoteDir}/sites-enabled/default`, size: 8, overwrite: true });
+    await service.uploadChunk({ transferId, offset: 0, data: new Uint8Array(Buffer.from('streamed')) });
+    await service.uploadEnd(transferId);
+    expect(lstatSync(`${remoteDir}/sites-enabled/default`).isSymbolicLink()).toBe(true);
+    expect(readFileSync(`${remoteDir}/sites-available/default`, 'utf8')).toBe('streamed');
+    expect([...temps(`${remoteDir}/sites-available`), ...temps(`${remoteDir}/sites-enabled`)]).toEqual([]);
   });
 
   test("replacing a file keeps its group where the user may set it, and says so when its owner cannot be kept", async () => {

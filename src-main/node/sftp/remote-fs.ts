@@ -214,6 +214,18 @@ export class RemoteFs {
     return this.done('change mode of', path, (cb) => this.sftp.chmod(path, mode, cb));
   }
 
+  /**
+   * Where writing to `path` (whose lstat is `st`) lands: through a symlink to a regular file, to
+   * that file, as scp, sftp and editors write, so that a link such as sites-enabled/default stays
+   * a link; otherwise `path` itself.
+   */
+  async writeTarget(path: string, st: Stats | null): Promise<{ path: string; st: Stats | null }> {
+    if (!st || entryType(st.mode) !== 'symlink') return { path, st };
+    const real = await this.realpath(path).catch(() => null);
+    const target = real === null ? null : await this.lstatOrNull(real);
+    return real !== null && target && entryType(target.mode) === 'file' ? { path: real, st: target } : { path, st };
+  }
+
   chown(path: string, uid: number, gid: number): Promise<void> {
     return this.done('change owner of', path, (cb) => this.sftp.chown(path, uid, gid, cb));
   }
@@ -223,12 +235,14 @@ export class RemoteFs {
    * that replacing a file does not hand it to the user who is logged in: a config file owned by
    * www-data stays www-data's when root saves it. Only root may give a file to another user; a
    * member of the original's group may still set the group. Says which of the two now match.
+   * A refusal of any kind (denied, or a server that does not do owners) is an answer, not a
+   * failure; only a lost connection throws.
    */
   async adoptOwnership(path: string, original: Stats): Promise<{ owner: boolean; group: boolean }> {
     const now = await this.lstat(path);
     if (now.uid === original.uid && now.gid === original.gid) return { owner: true, group: true };
     const denied = (err: unknown) => {
-      if (err instanceof WraithError && err.code === 'EDENIED') return false;
+      if (err instanceof WraithError && err.code !== 'ESESSIONCLOSED') return false;
       throw err;
     };
     if (await this.chown(path, original.uid, original.gid).then(() => true, denied)) return { owner: true, group: true };

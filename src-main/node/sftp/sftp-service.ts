@@ -54,7 +54,9 @@ interface StreamUpload {
   handle: Buffer;
   temp: string;
   mode: number | null;
-  /** What the upload replaces at its path (its stats), or null when it creates the file. */
+  /** Where the file lands: the upload's path, or the file a symlink there points to. */
+  dest: string;
+  /** What the upload replaces at dest (its stats), or null when it creates the file. */
   replacing: Stats | null;
   received: number;
   writes: Set<Promise<void>>;
@@ -291,12 +293,7 @@ export class SftpService {
       throw sftpError('EBADARGS', `Cannot create ${i.path}: something with that name is already there.`, 'exists', { path: i.path });
     }
     // Writing through a symlink edits the file it points to, not the link.
-    let target = i.path;
-    let existing = await rfs.lstatOrNull(target);
-    if (existing && entryType(existing.mode) === 'symlink') {
-      target = await rfs.realpath(target);
-      existing = await rfs.lstatOrNull(target);
-    }
+    const { path: target, st: existing } = await rfs.writeTarget(i.path, await rfs.lstatOrNull(i.path));
     if (existing && entryType(existing.mode) !== 'file') {
       throw sftpError('EBADARGS', `Cannot write ${i.path}: it is ${entryType(existing.mode) === 'dir' ? 'a folder' : 'not a regular file'}.`, 'not_a_file', { path: i.path });
     }
@@ -541,8 +538,10 @@ export class SftpService {
     if (existing && entryType(existing.mode) === 'dir') {
       throw sftpError('EBADARGS', `Cannot upload a file over the folder ${i.remotePath}.`, 'not_a_file', { path: i.remotePath });
     }
-    const mode = existing ? existing.mode & 0o7777 : i.mode !== undefined ? parseMode(i.mode) : null;
-    const temp = tempNameFor(i.remotePath);
+    // Over a symlink to a file, the file it points to is replaced and the link stays.
+    const into = await rfs.writeTarget(i.remotePath, existing);
+    const mode = into.st ? into.st.mode & 0o7777 : i.mode !== undefined ? parseMode(i.mode) : null;
+    const temp = tempNameFor(into.path);
     const handle = await rfs.open(temp, 'wx', mode === null ? {} : { mode });
     const t = new Transfer(i.sessionId, 'upload', 'file', null, i.remotePath);
     t.totalBytes = i.size ?? null;
@@ -561,7 +560,8 @@ export class SftpService {
       handle,
       temp,
       mode,
-      replacing: existing,
+      dest: into.path,
+      replacing: into.st,
       received: 0,
       writes: new Set(),
       idle: setTimeout(() => t.controller.abort(), this.streamIdleMs),
@@ -648,9 +648,9 @@ export class SftpService {
       await s.rfs.close(s.handle, s.temp);
       if (s.mode !== null) await s.rfs.chmod(s.temp, s.mode);
       if (s.replacing) {
-        await keepOwnership(s.rfs, t, s.temp, t.remotePath, s.replacing);
-        await s.rfs.replace(s.temp, t.remotePath);
-      } else await s.rfs.rename(s.temp, t.remotePath);
+        await keepOwnership(s.rfs, t, s.temp, s.dest, s.replacing);
+        await s.rfs.replace(s.temp, s.dest);
+      } else await s.rfs.rename(s.temp, s.dest);
     } catch (err) {
       s.fail(err);
       await t.done;

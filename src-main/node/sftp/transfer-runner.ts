@@ -203,9 +203,11 @@ export async function runUpload(rfs: RemoteFs, t: Transfer, overwrite: boolean, 
     }
     t.totalBytes = st.size;
     t.filesTotal = 1;
+    // Over a symlink to a file, the file it points to is replaced and the link stays.
+    const into = await rfs.writeTarget(dest, existing);
     // Replacing a file keeps its permissions; a new one takes the local file's.
-    const mode = existing && existingType === 'file' ? existing.mode : st.mode;
-    await uploadOne(rfs, t, plan, local, dest, mode & 0o777, false, existing);
+    const mode = into.st && entryType(into.st.mode) === 'file' ? into.st.mode : st.mode;
+    await uploadOne(rfs, t, plan, local, into.path, mode & 0o777, false, into.st);
     return;
   }
 
@@ -227,8 +229,8 @@ export async function runUpload(rfs: RemoteFs, t: Transfer, overwrite: boolean, 
     }
     await pool(tree.files, plan.fileConcurrency, t.signal, async (f) => {
       const remoteFile = posix.join(root, f.rel);
-      const replacing = staging === null ? await rfs.lstatOrNull(remoteFile) : null;
-      await uploadOne(rfs, t, plan, join(local, ...f.rel.split('/')), remoteFile, f.mode & 0o777, staging !== null, replacing);
+      const into = staging === null ? await rfs.writeTarget(remoteFile, await rfs.lstatOrNull(remoteFile)) : { path: remoteFile, st: null };
+      await uploadOne(rfs, t, plan, join(local, ...f.rel.split('/')), into.path, f.mode & 0o777, staging !== null, into.st);
     });
     if (staging) await rfs.rename(staging, dest);
   } catch (err) {
