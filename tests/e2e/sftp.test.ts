@@ -2,7 +2,8 @@
  * The SFTP panel of an SSH tab in real Chromium against a real OpenSSH sshd: browse, mkdir,
  * upload (file input, folder input) streamed in chunks and checked by sha256 on the server,
  * an upload's progress and its cancel from the transfers list,
- * sort, hidden files, rename, chmod, edit in place (and refusal of a binary file), download,
+ * sort, hidden files, rename, chmod, edit in place (CRLF files keep their line ends; a binary file
+ * is refused), download,
  * a folder as a zip, the path bar and the terminal's folder, multi-select, delete with confirmation,
  * replacing another user's file (the transfers list says its owner changed).
  */
@@ -309,6 +310,26 @@ describe('the SFTP panel of an SSH tab', () => {
     expect(statSync(remote('notes.txt')).mode & 0o7777).toBe(0o740); // the file kept its mode
     await editor.getByRole('button', { name: 'Close', exact: true }).last().click();
     await editor.waitFor({ state: 'detached' });
+
+    // A Windows-format file keeps its CRLF line ends (a textarea alone turns them into LF).
+    const me = accountIds(sshd.users.password.username);
+    writeFileSync(remote('dos.ini'), '[a]\r\nx=1\r\n');
+    execFileSync('chown', [`${me.uid}:${me.gid}`, remote('dos.ini')]);
+    await panel().getByRole('button', { name: 'Refresh' }).click();
+    await row('dos.ini').locator('.entry-name').dblclick();
+    const dos = page.getByRole('dialog', { name: 'Edit dos.ini' });
+    const dosText = dos.getByRole('textbox', { name: 'Contents of dos.ini' });
+    await expect.poll(() => dosText.inputValue()).toBe('[a]\nx=1\n');
+    expect(await dos.locator('.editor-path').innerText()).toContain('CRLF');
+    await dosText.press('Control+End');
+    await dosText.pressSequentially('y=2\n');
+    await dosText.press('Control+s');
+    await expect.poll(() => readFileSync(remote('dos.ini'), 'utf8')).toBe('[a]\r\nx=1\r\ny=2\r\n');
+    await dos.getByRole('button', { name: 'Close', exact: true }).last().click();
+    await dos.waitFor({ state: 'detached' });
+    rmSync(remote('dos.ini'));
+    await panel().getByRole('button', { name: 'Refresh' }).click();
+    await row('dos.ini').waitFor({ state: 'detached' });
 
     await row('random.bin').locator('.entry-name').dblclick();
     const refused = page.getByRole('dialog', { name: 'Edit random.bin' });
