@@ -38,6 +38,11 @@ async function names(): Promise<string[]> {
   return panel().locator('tr.sftp-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-name') ?? ''));
 }
 
+/** The text in a file editor dialog, as its lines show it (CodeMirror draws one .cm-line per line). */
+function editorText(dialog: Locator): Promise<string> {
+  return dialog.locator('.cm-line').evaluateAll((lines) => lines.map((l) => l.textContent ?? '').join('\n'));
+}
+
 async function menu(name: string, item: string): Promise<void> {
   await row(name).locator('.entry-name').click({ button: 'right' });
   await page.getByRole('menuitem', { name: item }).click();
@@ -300,10 +305,19 @@ describe('the SFTP panel of an SSH tab', () => {
     await row('notes.txt').locator('.entry-name').dblclick();
     const editor = page.getByRole('dialog', { name: 'Edit notes.txt' });
     const text = editor.getByRole('textbox', { name: 'Contents of notes.txt' });
-    await expect.poll(() => text.inputValue()).toBe('hello\n');
+    await expect.poll(() => editorText(editor)).toBe('hello\n');
+    expect(await editor.locator('.cm-gutters').innerText()).toContain('1'); // line numbers
     await text.press('Control+End');
     await text.pressSequentially('edited in wraith\n');
     await expect.poll(() => editor.innerText()).toContain('modified');
+    // Ctrl+F searches inside the file; Escape closes the search, not the dialog.
+    await text.press('Control+f');
+    const find = editor.getByRole('textbox', { name: 'Find' });
+    await find.pressSequentially('wraith'); // CodeMirror takes the query on key up
+    await expect.poll(() => editor.locator('.cm-searchMatch').count()).toBe(1);
+    await find.press('Escape');
+    await find.waitFor({ state: 'detached' });
+    expect(await editor.isVisible()).toBe(true);
     await shot('wraith-sftp-editor');
     await text.press('Control+s');
     await expect.poll(() => readFileSync(remote('notes.txt'), 'utf8')).toBe('hello\nedited in wraith\n');
@@ -319,8 +333,8 @@ describe('the SFTP panel of an SSH tab', () => {
     await row('dos.ini').locator('.entry-name').dblclick();
     const dos = page.getByRole('dialog', { name: 'Edit dos.ini' });
     const dosText = dos.getByRole('textbox', { name: 'Contents of dos.ini' });
-    await expect.poll(() => dosText.inputValue()).toBe('[a]\nx=1\n');
-    expect(await dos.locator('.editor-path').innerText()).toContain('CRLF');
+    await expect.poll(() => editorText(dos)).toBe('[a]\nx=1\n');
+    expect(await dos.locator('.editor-path').innerText()).toMatch(/INI[\s\S]*CRLF/); // highlighted as INI, saved with CRLF
     await dosText.press('Control+End');
     await dosText.pressSequentially('y=2\n');
     await dosText.press('Control+s');
@@ -447,7 +461,7 @@ describe('the SFTP panel of an SSH tab', () => {
     await ask.getByRole('button', { name: 'Create' }).click();
     const editor = page.getByRole('dialog', { name: 'Edit todo.md' });
     const text = editor.getByRole('textbox', { name: 'Contents of todo.md' });
-    await expect.poll(() => text.inputValue()).toBe('');
+    await expect.poll(() => editorText(editor)).toBe('');
     expect(readFileSync(remote('todo.md'), 'utf8')).toBe('');
     await text.pressSequentially('- renew certs\n');
     await text.press('Control+s');
