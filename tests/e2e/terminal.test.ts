@@ -716,6 +716,69 @@ describe('terminals in browser mode', () => {
     await expect.poll(tabIds).toEqual(before);
   });
 
+  it('broadcasts typing and pastes to every terminal tab with Ctrl+Shift+B; a tab can leave; Ctrl+Shift+B stops', async () => {
+    // One more shell, so that one tab can leave while two still share.
+    await page.locator('.tab', { hasText: 'bash' }).first().click({ button: 'right' });
+    await page.getByRole('menuitem', { name: 'Duplicate tab' }).click();
+    await page.locator('.tab-panel:visible .terminal-pane[data-session-id]').waitFor();
+    const tabs = page.locator('.tab');
+    const count = await tabs.count();
+    expect(count).toBeGreaterThanOrEqual(3);
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      await tabs.nth(i).click();
+      ids.push(await activeSessionId());
+    }
+    const lines = async (id: string) => (await terminalText(id)).split('\n').map((l) => l.trimEnd());
+    const broadcasting = page.locator('.tab.broadcasting');
+
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.press('Control+Shift+B');
+    await expect.poll(() => broadcasting.count()).toBe(count);
+    expect(await page.locator('.tab-panel:visible .pane-banner.broadcast').innerText()).toContain('Typing here also goes to');
+    // Ctrl+C first, as one would: whatever an earlier test left half-typed in a shell goes.
+    await page.keyboard.press('Control+C');
+    await page.keyboard.type('echo bc-$((6*7))\n');
+    for (const id of ids) await waitForLine(id, 'bc-42');
+
+    // A multi-line paste asks once, naming every terminal, and lands in each (bracketed: Enter runs it).
+    await page.evaluate(() => {
+      const target = document.querySelector('.tab-panel:not([style*="none"]) .xterm-helper-textarea');
+      const data = new DataTransfer();
+      data.setData('text/plain', 'echo many-$((1+1))\necho many-$((2+2))\n');
+      target?.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+    });
+    const confirm = page.getByRole('dialog', { name: 'Paste several lines?' });
+    expect(await confirm.innerText()).toContain(`You are pasting 2 lines into ${count} terminals`);
+    await confirm.getByRole('button', { name: 'Paste' }).click();
+    await confirm.waitFor({ state: 'detached' });
+    await page.keyboard.press('Enter');
+    for (const id of ids) await waitForLine(id, 'many-4');
+
+    // The first tab leaves from its menu: the others still share, and it no longer hears them.
+    await tabs.first().click({ button: 'right' });
+    await page.getByRole('menuitem', { name: 'Leave the broadcast' }).click();
+    await expect.poll(() => broadcasting.count()).toBe(count - 1);
+    expect(await tabs.first().getAttribute('class')).not.toContain('broadcasting');
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type('echo left-$((3*3))\n');
+    for (const id of ids.slice(1)) await waitForLine(id, 'left-9');
+    expect(await lines(ids[0] ?? '')).not.toContain('left-9');
+
+    // Ctrl+Shift+B stops: each tab takes its own typing again.
+    await page.keyboard.press('Control+Shift+B');
+    await expect.poll(() => broadcasting.count()).toBe(0);
+    expect(await page.locator('.pane-banner.broadcast').count()).toBe(0);
+    await page.keyboard.type('echo alone-$((4*4))\n');
+    const front = await activeSessionId();
+    await waitForLine(front, 'alone-16');
+    for (const id of ids.filter((i) => i !== front)) expect(await lines(id)).not.toContain('alone-16');
+
+    // The shell opened here closes again.
+    await tabs.last().click({ button: 'middle' });
+    await expect.poll(() => tabs.count()).toBe(count - 1);
+  });
+
   it('has a tab menu (duplicate, rename, close others) and reorders tabs by dragging', async () => {
     const titles = () => page.locator('.tab .tab-title').allInnerTexts();
     const before = await titles();
@@ -729,7 +792,14 @@ describe('terminals in browser mode', () => {
     // Duplicate: a new session of the same shell, right after the original, and it is the active tab.
     await page.locator('.tab').nth(at).click({ button: 'right' });
     const menu = page.getByRole('menu', { name: 'Tab bash' });
-    expect(await menu.getByRole('menuitem').allInnerTexts()).toEqual(['Duplicate tab', 'Rename tab…', 'Close tab', 'Close other tabs', 'Close tabs to the right']);
+    expect((await menu.getByRole('menuitem').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim())).toEqual([
+      'Duplicate tab',
+      'Rename tab…',
+      'Broadcast input to all terminal tabs Ctrl+Shift+B',
+      'Close tab',
+      'Close other tabs',
+      'Close tabs to the right',
+    ]);
     await menu.getByRole('menuitem', { name: 'Duplicate tab' }).click();
     await expect.poll(titles).toEqual([...before.slice(0, at + 1), 'bash', ...before.slice(at + 1)]);
     expect(await page.locator('.tab').nth(at + 1).getAttribute('aria-selected')).toBe('true');

@@ -13,6 +13,7 @@ import { OutputFeeder } from './output-feeder.js';
 import { pastedLineCount } from './paste-lines.js';
 import { gpuDrawsWebgl } from './renderer-choice.js';
 import { terminalHub } from './terminal-hub.js';
+import type { BroadcastReceiver, UserInput } from './broadcast.js';
 import { bufferText, registerTerminal } from './terminal-inspect.js';
 import { boldIsBright, terminalTheme } from './terminal-themes.js';
 
@@ -29,6 +30,11 @@ export interface UseTerminalOptions {
   onBell?: () => void;
   /** The program set the terminal's title (OSC 0 or 2). */
   onTitle?: (title: string) => void;
+  /**
+   * The user typed a key or pasted (after any confirmation): input broadcast to other terminals.
+   * Never what the terminal answers by itself (reports, mouse events).
+   */
+  onUserInput?: (input: UserInput) => void;
 }
 
 /** The cursor blinks again once output has been quiet this long. */
@@ -173,6 +179,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     }
     // xterm wraps it in ESC[200~ … ESC[201~ when the program asked for bracketed paste.
     term?.paste(text);
+    options.onUserInput?.({ kind: 'paste', text });
   }
 
   function keyHandler(ev: KeyboardEvent): boolean {
@@ -261,6 +268,8 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
 
     const subscriptions = [
       t.onData((d) => send(d)),
+      // onKey fires for typed keys only (onData also carries the terminal's own answers).
+      t.onKey(({ key }) => options.onUserInput?.({ kind: 'key', data: key })),
       // Mouse reports in X10 mode are raw bytes, not UTF-8 text.
       t.onBinary((d) => send(Uint8Array.from(d, (c) => c.charCodeAt(0) & 0xff))),
       t.onResize(({ cols, rows }) => {
@@ -384,5 +393,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     selectAll: () => term?.selectAll(),
     /** Drops the scrollback and the screen above the cursor line; the session is not touched. */
     clear: () => term?.clear(),
+    /** Input broadcast from another terminal: keys as they were encoded there, pastes wrapped as this terminal's program asked. */
+    receiver: { key: (data: string) => send(data), paste: (text: string) => term?.paste(text) } satisfies BroadcastReceiver,
   };
 }
