@@ -17,6 +17,7 @@ import { SettingsService } from './settings/settings-service.js';
 import { PtyService } from './pty/pty-service.js';
 import { SshService } from './ssh/ssh-service.js';
 import type { FlowControlOptions } from './terminal/terminal-session.js';
+import { BroadcastGroup } from './terminal/broadcast.js';
 import { TerminalService } from './terminal/terminal-service.js';
 import { registerSftpHandlers } from './sftp/sftp-handlers.js';
 import { type SavePathChooser, SftpService } from './sftp/sftp-service.js';
@@ -52,6 +53,8 @@ export class App {
   readonly audit: AuditLog;
   readonly ai: AiService;
   readonly terminals: TerminalService;
+  /** Which terminal sessions share typed input (broadcast.get|set). */
+  readonly broadcast: BroadcastGroup;
   readonly ssh: SshService;
   readonly pty: PtyService;
   readonly sftp: SftpService;
@@ -74,7 +77,14 @@ export class App {
     this.registerFoundation();
     this.registerRdp();
     // Whatever a person types at a password prompt becomes a secret the redactor removes.
-    this.terminals = new TerminalService((id, data) => this.passwordPrompts.noteInput(id, data));
+    this.broadcast = new BroadcastGroup(
+      (id) => void this.terminals.get(id),
+      (sessionIds) => this.bus.emit('broadcast.changed', { sessionIds }),
+    );
+    this.terminals = new TerminalService(
+      (id, data) => this.passwordPrompts.noteInput(id, data),
+      (id) => this.broadcast.drop(id),
+    );
     const terminalDeps = {
       bus: this.bus,
       sessions: this.sessions,
@@ -201,6 +211,8 @@ export class App {
 
   private registerTerminals(): void {
     this.terminals.register(this.router);
+    this.router.handle('broadcast.get', () => ({ sessionIds: this.broadcast.get() }));
+    this.router.handle('broadcast.set', (i) => ({ sessionIds: this.broadcast.set(i.sessionIds) }));
     this.ssh.register(this.router);
     this.pty.register(this.router);
   }

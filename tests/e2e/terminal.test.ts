@@ -765,6 +765,16 @@ describe('terminals in browser mode', () => {
     for (const id of ids.slice(1)) await waitForLine(id, 'left-9');
     expect(await lines(ids[0] ?? '')).not.toContain('left-9');
 
+    // The host keeps the broadcast: another window (or this one after a reload) shows the same one.
+    const other = await browser.context.newPage();
+    try {
+      await other.goto(new URL(server.openUrl).origin + '/');
+      await other.getByText('Host: connected').waitFor();
+      await expect.poll(() => other.locator('.tab.broadcasting').count()).toBe(count - 1);
+    } finally {
+      await other.close();
+    }
+
     // Ctrl+Shift+B stops: each tab takes its own typing again.
     await page.keyboard.press('Control+Shift+B');
     await expect.poll(() => broadcasting.count()).toBe(0);
@@ -774,9 +784,10 @@ describe('terminals in browser mode', () => {
     await waitForLine(front, 'alone-16');
     for (const id of ids.filter((i) => i !== front)) expect(await lines(id)).not.toContain('alone-16');
 
-    // The shell opened here closes again.
+    // The shell opened here (the last tab) closes again.
+    const open = await tabs.count();
     await tabs.last().click({ button: 'middle' });
-    await expect.poll(() => tabs.count()).toBe(count - 1);
+    await expect.poll(() => tabs.count()).toBe(open - 1);
   });
 
   it('has a tab menu (duplicate, rename, close others) and reorders tabs by dragging', async () => {

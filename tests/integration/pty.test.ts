@@ -176,3 +176,31 @@ test('bad input is refused with a plain message', async () => {
   const e3 = await failure(client.call('pty.relaunch', { sessionId: 'nope' }));
   expect(e3.code).toBe('ENOTFOUND');
 });
+
+test('broadcast.set keeps which terminal sessions share typing; a closed member leaves, one alone ends it', async () => {
+  const changes: EventPayload<'broadcast.changed'>[] = [];
+  const off = client.on('broadcast.changed', (e) => changes.push(e));
+  try {
+    const a = (await client.call('pty.spawn', { shell: 'bash', cols: 80, rows: 24 })).sessionId;
+    const b = (await client.call('pty.spawn', { shell: 'bash', cols: 80, rows: 24 })).sessionId;
+    const c = (await client.call('pty.spawn', { shell: 'bash', cols: 80, rows: 24 })).sessionId;
+    expect(await client.call('broadcast.get', {})).toEqual({ sessionIds: [] });
+    expect(await client.call('broadcast.set', { sessionIds: [a, b, c, a] })).toEqual({ sessionIds: [a, b, c] });
+    expect(await client.call('broadcast.get', {})).toEqual({ sessionIds: [a, b, c] });
+    // One session is no broadcast; an unknown id is refused and changes nothing.
+    expect(await client.call('broadcast.set', { sessionIds: [a] })).toEqual({ sessionIds: [] });
+    expect((await failure(client.call('broadcast.set', { sessionIds: [a, 'no-such-session'] }))).code).toBe('ENOTFOUND');
+    expect(await client.call('broadcast.get', {})).toEqual({ sessionIds: [] });
+
+    await client.call('broadcast.set', { sessionIds: [a, b, c] });
+    await client.call('sessions.close', { sessionId: c });
+    await until('c to leave the broadcast', async () => (await client.call('broadcast.get', {})).sessionIds.length === 2);
+    expect((await client.call('broadcast.get', {})).sessionIds).toEqual([a, b]);
+    await client.call('sessions.close', { sessionId: b });
+    await until('the broadcast to end', async () => (await client.call('broadcast.get', {})).sessionIds.length === 0);
+    await client.call('sessions.close', { sessionId: a });
+    expect(changes.map((e) => e.sessionIds.length)).toEqual([3, 0, 3, 2, 0]);
+  } finally {
+    off();
+  }
+});

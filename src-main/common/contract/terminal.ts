@@ -45,6 +45,16 @@ export const terminalMethods = {
     z.object({ cwd: z.string().nullable(), source: z.enum(['osc7', 'exec', 'proc', 'unknown']) }),
     "The shell's working directory: from OSC 7 when the shell reports it, else asked directly.",
   ),
+  'broadcast.get': method(
+    z.object({}).optional(),
+    z.object({ sessionIds: z.array(Id) }),
+    'The terminal sessions whose views share what the user types (broadcast input), or none.',
+  ),
+  'broadcast.set': method(
+    z.object({ sessionIds: z.array(Id).max(500) }),
+    z.object({ sessionIds: z.array(Id) }),
+    "Sets which terminal sessions share typed input; fewer than two ends the broadcast. The views fan out the user's typing and pastes; terminal.write itself is never broadcast.",
+  ),
   'terminal.ack': method(
     z.object({ sessionId: Id, bytes: z.number().int().nonnegative() }),
     Ok,
@@ -53,6 +63,7 @@ export const terminalMethods = {
 };
 
 export const terminalEvents = {
+  'broadcast.changed': event(z.object({ sessionIds: z.array(Id) }), 'The sessions sharing typed input changed (set, or a member closed).'),
   'terminal.data': event(z.object({ sessionId: Id, seq: z.number().int(), data: Bytes }), 'Output of a session, as bytes.'),
   'terminal.exit': event(
     z.object({ sessionId: Id, code: z.number().int().nullable(), signal: z.string().nullable(), reason: z.string().nullable() }),

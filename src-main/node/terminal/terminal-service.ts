@@ -10,8 +10,14 @@ import type { TerminalSession } from './terminal-session.js';
 export class TerminalService {
   private readonly sessions = new Map<string, TerminalSession>();
 
-  /** `onInput` sees everything typed into any session (the secrets filter watches for passwords). */
-  constructor(private readonly onInput: (sessionId: string, data: Uint8Array | string) => void = () => {}) {}
+  /**
+   * `onInput` sees everything typed into any session (the secrets filter watches for passwords);
+   * `onRemove` hears of every session that left (the broadcast drops it).
+   */
+  constructor(
+    private readonly onInput: (sessionId: string, data: Uint8Array | string) => void = () => {},
+    private readonly onRemove: (sessionId: string) => void = () => {},
+  ) {}
 
   add(session: TerminalSession): void {
     this.sessions.set(session.id, session);
@@ -19,6 +25,7 @@ export class TerminalService {
 
   remove(id: string): void {
     this.sessions.delete(id);
+    this.onRemove(id);
   }
 
   get(id: string): TerminalSession {

@@ -1,17 +1,22 @@
 import { defineStore } from 'pinia';
-import { computed, ref, watch } from 'vue';
+import { computed, ref } from 'vue';
+import { toast } from '../../composables/dialogs.js';
+import { asWraithError } from '../../composables/errors.js';
 import { useSessionsStore } from '../../stores/sessions.js';
+import { useHost } from '../../transport/index.js';
 
 /**
  * Broadcast input (MobaXterm's MultiExec, Termius' broadcast): what the Commander types in one
  * terminal tab of the broadcast goes to every other tab in it, to run the same commands on
  * several servers at once.
  *
- * Only what the user types or pastes travels (useTerminal's onUserInput), never what a terminal
- * answers by itself: a cursor position report or a mouse click in one tab means nothing in
- * another. Keys go out as the typing terminal encoded them; a paste is pasted into each terminal,
- * so that each wraps it for bracketed paste as its own program asked. A multi-line paste is
- * confirmed once, at the tab it was pasted in, naming how many terminals it goes to.
+ * Which sessions are in it is the host's (broadcast.get|set, broadcast.changed), so every window
+ * shows the same broadcast and a reload keeps it. The fan-out is here: only what the user types
+ * (useTerminal's onUserInput) or pastes travels, never what a terminal answers by itself (a
+ * cursor position report or a mouse click in one tab means nothing in another). Keys go out as
+ * the typing terminal encoded them; a paste is pasted into each terminal, so that each wraps it
+ * for bracketed paste as its own program asked. A multi-line paste is confirmed once, at the tab
+ * it was pasted in, naming how many terminals it goes to.
  */
 export type UserInput = { kind: 'key'; data: string } | { kind: 'paste'; text: string };
 
@@ -22,38 +27,50 @@ export interface BroadcastReceiver {
 }
 
 export const useBroadcastStore = defineStore('broadcast', () => {
+  const host = useHost();
   const sessions = useSessionsStore();
-  /** Tab keys in the broadcast, in the order they joined: none, or two and more. */
-  const members = ref<string[]>([]);
-  // Not reactive: functions of mounted panes.
+  /** The sessions in the broadcast, as the host last said: none, or two and more. */
+  const sessionIds = ref<string[]>([]);
+  // Not reactive: functions of mounted panes, by tab key.
   const receivers = new Map<string, BroadcastReceiver>();
 
-  const terminalTabs = computed(() => sessions.tabs.filter((t) => t.kind !== 'rdp'));
-  /** A broadcast needs two terminals; one left alone is no broadcast. */
-  const active = computed(() => members.value.length >= 2);
+  host.on('broadcast.changed', (e) => (sessionIds.value = e.sessionIds));
 
-  // Closed tabs leave; a broadcast down to one tab ends.
-  watch(
-    () => terminalTabs.value.map((t) => t.key),
-    (keys) => {
-      const open = new Set(keys);
-      const left = members.value.filter((k) => open.has(k));
-      members.value = left.length >= 2 ? left : [];
-    },
-  );
+  /** Reads the host's broadcast (App loads it with everything else whenever the link opens). */
+  async function load(): Promise<void> {
+    sessionIds.value = (await host.call('broadcast.get', {})).sessionIds;
+  }
+
+  /** Terminal tabs with a session: the ones that can take part. */
+  const terminalTabs = computed(() => sessions.tabs.filter((t) => t.kind !== 'rdp' && t.sessionId !== null));
+  const active = computed(() => sessionIds.value.length >= 2);
+  /** Tab keys in the broadcast, in the strip's order. */
+  const members = computed(() => terminalTabs.value.filter((t) => t.sessionId && sessionIds.value.includes(t.sessionId)).map((t) => t.key));
+
+  function sessionOf(key: string): string | null {
+    return terminalTabs.value.find((t) => t.key === key)?.sessionId ?? null;
+  }
 
   function includes(key: string): boolean {
-    return active.value && members.value.includes(key);
+    const id = sessionOf(key);
+    return active.value && id !== null && sessionIds.value.includes(id);
+  }
+
+  function set(ids: string[]): void {
+    sessionIds.value = ids.length >= 2 ? ids : []; // at once; the host's answer confirms it
+    host
+      .call('broadcast.set', { sessionIds: ids })
+      .then((r) => (sessionIds.value = r.sessionIds))
+      .catch((err: unknown) => toast(`Could not change the broadcast: ${asWraithError(err).message}`, 'error'));
   }
 
   /** Every terminal tab open now joins (Ctrl+Shift+B); tabs opened later do not. */
   function startAll(): void {
-    const keys = terminalTabs.value.map((t) => t.key);
-    members.value = keys.length >= 2 ? keys : [];
+    set(terminalTabs.value.map((t) => t.sessionId as string));
   }
 
   function stop(): void {
-    members.value = [];
+    set([]);
   }
 
   /** Ctrl+Shift+B: start with every terminal tab, or stop. */
@@ -65,20 +82,20 @@ export const useBroadcastStore = defineStore('broadcast', () => {
   /** The terminal tab in front, when `key` may start a broadcast with it (no broadcast yet, another tab). */
   function partnerFor(key: string): string | null {
     const front = sessions.activeKey;
-    if (active.value || !front || front === key || !terminalTabs.value.some((t) => t.key === front)) return null;
-    return terminalTabs.value.some((t) => t.key === key) ? front : null;
+    if (active.value || !front || front === key || !sessionOf(front) || !sessionOf(key)) return null;
+    return front;
   }
 
   /** A tab leaves or joins the broadcast; with none running, it starts one with the tab in front. */
   function toggle(key: string): void {
-    if (members.value.includes(key)) {
-      const left = members.value.filter((k) => k !== key);
-      members.value = left.length >= 2 ? left : [];
-    } else if (active.value) {
-      members.value = [...members.value, key];
-    } else {
+    const id = sessionOf(key);
+    if (!id) return;
+    if (includes(key)) set(sessionIds.value.filter((s) => s !== id));
+    else if (active.value) set([...sessionIds.value, id]);
+    else {
       const front = partnerFor(key);
-      if (front) members.value = [front, key];
+      const frontId = front ? sessionOf(front) : null;
+      if (frontId) set([frontId, id]);
     }
   }
 
@@ -108,5 +125,5 @@ export const useBroadcastStore = defineStore('broadcast', () => {
     };
   }
 
-  return { members, active, includes, startAll, stop, toggleAll, toggle, partnerFor, othersOf, titlesOf, fanOut, register };
+  return { load, members, active, includes, startAll, stop, toggleAll, toggle, partnerFor, othersOf, titlesOf, fanOut, register };
 });
