@@ -1,16 +1,16 @@
 /**
  * Terminals in real Chromium: a saved connection to a real OpenSSH sshd (vault set-up, host key
- * trust, typing, multi-line paste, drop and Reconnect, changed host key), and the local shell panel.
+ * trust, typing, multi-line paste, drop and Reconnect, changed host key, port forwarding, broadcast
+ * input), and the local shell panel.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import sharp from 'sharp';
 import { type TestBrowser, createSshConnectionInUi, openApp } from '../fixtures/browser.js';
 import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
-
-// The SSH and PTY services are built on the `ssh` branch; until it is merged there is nothing to
-// drive. The suite runs as soon as the service exists.
 
 let sshd: SshdHandle;
 let server: WraithServer;
@@ -141,6 +141,50 @@ describe('terminals in browser mode', () => {
     await expect.poll(() => count.innerText()).toBe('No matches');
     await search.press('Escape');
     await search.waitFor({ state: 'detached' });
+  });
+
+  it("forwards a local port through the SSH tab from its menu (Port forwarding…), and stops it", async () => {
+    // A web service the server can reach (here: on this machine, as the sshd is).
+    const web = createServer((_req, res) => res.writeHead(200, { Connection: 'close' }).end('through the tunnel'));
+    await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
+    const webPort = (web.address() as AddressInfo).port;
+    const get = (port: number) =>
+      fetch(`http://127.0.0.1:${port}/`).then(
+        (r) => r.text(),
+        () => 'refused',
+      );
+    try {
+      const tab = page.locator('.tab', { hasText: 'test sshd' });
+      await tab.click({ button: 'right' });
+      await page.getByRole('menuitem', { name: 'Port forwarding…' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Port forwarding — test sshd' });
+      expect(await dialog.innerText()).toContain('No tunnels through test sshd yet.');
+
+      await dialog.locator('input[name=targetPort]').fill('http');
+      await dialog.getByRole('button', { name: 'Start' }).click();
+      expect(await dialog.getByRole('alert').innerText()).toContain('The remote port is a number');
+
+      await dialog.locator('input[name=targetHost]').fill('127.0.0.1');
+      await dialog.locator('input[name=targetPort]').fill(String(webPort));
+      await dialog.getByRole('button', { name: 'Start' }).click();
+      const row = dialog.locator('.tunnel');
+      await row.waitFor();
+      const port = Number(await row.getAttribute('data-port'));
+      expect(await row.innerText()).toContain(`127.0.0.1:${port} → 127.0.0.1:${webPort}`);
+      expect(await get(port)).toBe('through the tunnel');
+      await expect.poll(() => row.innerText()).toContain('0 open · 1 so far');
+      expect(await tab.getAttribute('title')).toContain('1 port forward');
+
+      await dialog.getByRole('button', { name: `Stop the tunnel on port ${port}` }).click();
+      await row.waitFor({ state: 'detached' });
+      expect(await get(port)).toBe('refused');
+      await dialog.getByRole('button', { name: 'Close', exact: true }).last().click();
+      await dialog.waitFor({ state: 'detached' });
+    } finally {
+      web.close();
+      // A failure above must not leave the dialog over the terminal for the tests after this one.
+      if (await page.getByRole('dialog', { name: 'Port forwarding — test sshd' }).isVisible()) await page.keyboard.press('Escape');
+    }
   });
 
   it('draws underscores inside their row, where DejaVu Sans Mono at 14 px puts them below a 1.0 line height', async () => {

@@ -5,7 +5,8 @@ export const ConnectionKind = z.enum(['ssh', 'rdp']);
 export const SshAuthMethod = z.enum(['password', 'key', 'agent', 'keyboard-interactive']);
 export const RdpSecurity = z.enum(['auto', 'nla', 'tls', 'rdp']);
 
-const Hostname = z
+/** A host name or address (DNS name, IPv4, IPv6 with or without brackets and zone). */
+export const Hostname = z
   .string()
   .trim()
   .min(1, 'Enter a host name or address')

@@ -12,6 +12,7 @@ import { settingsMethods } from './settings.js';
 import { sftpEvents, sftpMethods } from './sftp.js';
 import { sshEvents, sshMethods } from './ssh.js';
 import { terminalEvents, terminalMethods } from './terminal.js';
+import { tunnelsEvents, tunnelsMethods } from './tunnels.js';
 import { vaultMethods } from './vault.js';
 
 /**
@@ -26,6 +27,7 @@ export const methods = {
   ...hostkeysMethods,
   ...sessionsMethods,
   ...sshMethods,
+  ...tunnelsMethods,
   ...terminalMethods,
   ...ptyMethods,
   ...rdpMethods,
@@ -37,6 +39,7 @@ export const methods = {
 export const events = {
   ...sessionsEvents,
   ...sshEvents,
+  ...tunnelsEvents,
   ...terminalEvents,
   ...rdpEvents,
   ...sftpEvents,

@@ -12,6 +12,7 @@ import type { FlowControlOptions, TerminalCwd } from '../terminal/terminal-sessi
 import { TerminalSession } from '../terminal/terminal-session.js';
 import type { TerminalService } from '../terminal/terminal-service.js';
 import { type ConnectDeps, MAX_JUMP_HOPS, PromptBroker, connectChain } from './ssh-connect.js';
+import { LocalTunnels } from './local-tunnels.js';
 import { type Tunnel, listenTunnel } from './tunnel.js';
 
 export interface SshServiceDeps {
@@ -253,7 +254,7 @@ export class SshSession extends TerminalSession {
 }
 
 /**
- * SSH sessions over ssh2: `ssh.open`, `ssh.reconnect`, `ssh.exec`, `ssh.answer`. Terminal I/O
+ * SSH sessions over ssh2: `ssh.open`, `ssh.reconnect`, `ssh.exec`, `ssh.answer`, `tunnels.*`. Terminal I/O
  * goes through TerminalService. For SFTP: `getClient(sessionId)` and `sftp(sessionId)`.
  */
 export class SshService {
@@ -262,8 +263,12 @@ export class SshService {
   /** Connects in progress (open/reconnect), aborted on dispose so no half-open client outlives the host. */
   private readonly inFlight = new Set<AbortController>();
 
+  /** Local port forwards (tunnels.*, ssh -L) of the sessions; they stop with their session. */
+  readonly tunnels: LocalTunnels;
+
   constructor(private readonly deps: SshServiceDeps) {
     this.prompts = new PromptBroker(deps.bus, deps.promptTimeoutMs ?? 120_000);
+    this.tunnels = new LocalTunnels((sessionId, tunnels) => deps.bus.emit('tunnels.changed', { sessionId, tunnels }));
     this.connectDeps = {
       hostKeys: deps.hostKeys,
       bus: deps.bus,
@@ -422,6 +427,7 @@ export class SshService {
   }
 
   removed(id: string): void {
+    this.tunnels.stopSession(id);
     this.deps.terminals.remove(id);
     this.deps.sessions.changed(id);
   }
@@ -429,6 +435,7 @@ export class SshService {
   dispose(): void {
     for (const c of this.inFlight) c.abort();
     this.prompts.cancelAll();
+    this.tunnels.dispose();
   }
 
   private async tracked<T>(outer: AbortSignal | undefined, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
@@ -450,6 +457,11 @@ export class SshService {
     router.handle('ssh.reconnect', async (i, ctx) => (await this.reconnect(i.sessionId, ctx.signal), OK));
     router.handle('ssh.exec', (i) => this.exec(i));
     router.handle('ssh.answer', (i) => (this.prompts.answer(i.promptId, i.answers), OK));
+    router.handle('tunnels.start', (i) =>
+      this.tunnels.start(this.session(i.sessionId), { bindHost: i.bindHost, bindPort: i.bindPort, targetHost: i.targetHost, targetPort: i.targetPort }),
+    );
+    router.handle('tunnels.stop', (i) => (this.tunnels.stop(i.tunnelId), OK));
+    router.handle('tunnels.list', (i) => ({ tunnels: this.tunnels.list(i?.sessionId) }));
   }
 }
 

@@ -1,5 +1,5 @@
-import { type AddressInfo, type Server, createServer } from 'node:net';
-import type { Client } from 'ssh2';
+import { type AddressInfo, type Server, type Socket, createServer } from 'node:net';
+import type { Client, ClientChannel } from 'ssh2';
 
 export interface Tunnel {
   host: string;
@@ -15,19 +15,7 @@ export interface Tunnel {
 export async function listenTunnel(chain: Client[], host: string, port: number): Promise<Tunnel> {
   const via = chain.at(-1);
   if (!via) throw new Error('listenTunnel needs a connected SSH chain');
-  const server: Server = createServer((socket) => {
-    via.forwardOut('127.0.0.1', socket.remotePort ?? 0, host, port, (err, stream) => {
-      if (err) {
-        socket.destroy();
-        return;
-      }
-      socket.pipe(stream).pipe(socket);
-      socket.on('error', () => stream.destroy());
-      stream.on('error', () => socket.destroy());
-      socket.on('close', () => stream.destroy());
-      stream.on('close', () => socket.destroy());
-    });
-  });
+  const server: Server = createServer((socket) => carryThrough(via, socket, host, port, () => undefined));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
@@ -42,4 +30,37 @@ export async function listenTunnel(chain: Client[], host: string, port: number):
   // The SSH side going away ends the tunnel.
   via.once('close', close);
   return { host: '127.0.0.1', port: (server.address() as AddressInfo).port, close };
+}
+
+/**
+ * Carries one local connection through `via` to host:port (direct-tcpip): the two streams are
+ * piped both ways and each end closes the other. `onRefused` hears why the server would not
+ * connect there ("Connection refused", "administratively prohibited"); the socket is closed then.
+ */
+export function carryThrough(via: Client, socket: Socket, host: string, port: number, onRefused: (message: string) => void, onCarried?: () => void): void {
+  socket.on('error', () => socket.destroy());
+  const opened = (err: Error | undefined, stream: ClientChannel) => {
+    if (err) {
+      onRefused(err.message);
+      socket.destroy();
+      return;
+    }
+    if (socket.destroyed) {
+      stream.close();
+      return;
+    }
+    onCarried?.();
+    socket.pipe(stream).pipe(socket);
+    socket.on('error', () => stream.destroy());
+    stream.on('error', () => socket.destroy());
+    socket.on('close', () => stream.destroy());
+    stream.on('close', () => socket.destroy());
+  };
+  try {
+    via.forwardOut('127.0.0.1', socket.remotePort ?? 0, host, port, opened);
+  } catch (err) {
+    // ssh2 throws when the connection went away meanwhile.
+    onRefused(err instanceof Error ? err.message : String(err));
+    socket.destroy();
+  }
 }
