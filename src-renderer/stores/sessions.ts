@@ -76,6 +76,9 @@ function exitReason(p: EventPayload<'terminal.exit'>): string {
 }
 
 /** Open sessions (from the host) and the terminal tabs the window shows. */
+/** sessionStorage key of the local shell panel's session id. */
+const PANEL_SESSION_KEY = 'wraith.panelSession';
+
 export const useSessionsStore = defineStore('sessions', () => {
   const host = useHost();
   const vault = useVaultStore();
@@ -84,6 +87,15 @@ export const useSessionsStore = defineStore('sessions', () => {
   const activeKey = ref<string | null>(null);
   /** The local shell of the bottom panel (Ctrl+Shift+G); not a tab. */
   const panelShell = ref<TerminalTab | null>(null);
+  // The panel's session is remembered for this browser tab (sessionStorage survives a reload and
+  // is not shared with other windows), so a reload gives the panel its shell back instead of
+  // turning it into a tab.
+  watch(
+    () => panelShell.value?.sessionId,
+    (id) => {
+      if (id) sessionStorage.setItem(PANEL_SESSION_KEY, id);
+    },
+  );
   const prompts = ref<SshPrompt[]>([]);
 
   const activeTab = computed(() => tabs.value.find((t) => t.key === activeKey.value) ?? null);
@@ -154,8 +166,11 @@ export const useSessionsStore = defineStore('sessions', () => {
         tab.problem = { code: 'ESESSIONCLOSED', message: 'The host no longer has this session (it may have restarted).', details: {} };
       }
     }
+    const panelId = sessionStorage.getItem(PANEL_SESSION_KEY);
     for (const s of list) {
-      if ((s.kind === 'ssh' || s.kind === 'pty') && s.state !== 'closed' && !bySession(s.id)) {
+      if (s.kind === 'pty' && s.id === panelId && s.state !== 'closed' && !bySession(s.id)) {
+        panelShell.value = newTab('pty', s.title, { sessionId: s.id, reattach: true, phase: s.state === 'disconnected' ? 'ended' : 'open' });
+      } else if ((s.kind === 'ssh' || s.kind === 'pty') && s.state !== 'closed' && !bySession(s.id)) {
         tabs.value.push(
           newTab(s.kind, s.title, { sessionId: s.id, connectionId: s.connectionId, reattach: true, phase: s.state === 'disconnected' ? 'disconnected' : 'open' }),
         );

@@ -893,9 +893,17 @@ describe('terminals in browser mode', () => {
     await page.keyboard.type('echo still-$((2*4))\n');
     await waitForLine(copyId, 'still-8');
 
-    // After a reload, a local shell's tab knows its session but not the shell to start again.
+    // After a reload, a local shell's tab knows its session but not the shell to start again;
+    // the local shell panel gets its own shell back (it does not become a tab).
+    const panelRegion = page.getByRole('region', { name: 'Local shell' });
+    if (!(await panelRegion.isVisible())) await page.keyboard.press('Control+Shift+G');
+    const panelId = await activeSessionId(panelRegion);
     await page.reload();
     await page.getByText('Host: connected').waitFor();
+    if (!(await panelRegion.isVisible())) await page.keyboard.press('Control+Shift+G');
+    expect(await activeSessionId(panelRegion)).toBe(panelId);
+    await expect.poll(() => terminalText(panelId)).toContain('panel-again-42');
+    expect(await page.locator(`.tab-panel .terminal-pane[data-session-id="${panelId}"]`).count()).toBe(0); // no tab took it
     const local = page.locator('.tab', { has: page.locator('.tab-kind', { hasText: 'LOCAL' }) });
     await expect.poll(() => local.count()).toBeGreaterThan(0);
     for (let i = 0; i < (await local.count()); i++) {
