@@ -360,6 +360,20 @@ describe('uploads streamed from the page', () => {
     expect(service.listTransfers().find((t) => t.transferId === transferId)?.notice).toContain(`had owner:group ${them.uid}:${groupId(SHARED_GROUP)} and now has ${me.uid}:${groupId(SHARED_GROUP)}`);
   });
 
+  test('a streamed upload over a setgid team file keeps the group and the setgid bit', async () => {
+    const me = accountIds(sshd.users.password.username);
+    const dest = `${remoteDir}/dropped-team.sh`;
+    writeFileSync(dest, 'old');
+    execFileSync('chown', [`${me.uid}:${groupId(SHARED_GROUP)}`, dest]);
+    execFileSync('chmod', ['2775', dest]);
+    const { transferId } = await service.uploadBegin({ sessionId: SESSION, remotePath: dest, size: 3, overwrite: true });
+    await service.uploadChunk({ transferId, offset: 0, data: new Uint8Array(Buffer.from('new')) });
+    await service.uploadEnd(transferId);
+    // The group is set first: a chown clears setgid, so the mode goes on after it.
+    expect(statSync(dest)).toMatchObject({ uid: me.uid, gid: groupId(SHARED_GROUP) });
+    expect(statSync(dest).mode & 0o7777).toBe(0o2775);
+  });
+
   test("chunks sent several at once are written within the channel's request slots", async () => {
     const own = await connectSftp(sshd);
     const counted = countRequests(own.sftp);

@@ -646,11 +646,11 @@ export class SftpService {
         });
       }
       await s.rfs.close(s.handle, s.temp);
+      // Owner first: a chown clears the setuid and setgid bits the mode may carry.
+      if (s.replacing) await keepOwnership(s.rfs, t, s.temp, s.dest, s.replacing);
       if (s.mode !== null) await s.rfs.chmod(s.temp, s.mode);
-      if (s.replacing) {
-        await keepOwnership(s.rfs, t, s.temp, s.dest, s.replacing);
-        await s.rfs.replace(s.temp, s.dest);
-      } else await s.rfs.rename(s.temp, s.dest);
+      if (s.replacing) await s.rfs.replace(s.temp, s.dest);
+      else await s.rfs.rename(s.temp, s.dest);
     } catch (err) {
       s.fail(err);
       await t.done;
