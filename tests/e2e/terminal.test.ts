@@ -761,77 +761,85 @@ describe('terminals in browser mode', () => {
   });
 
   it('broadcasts typing and pastes to every terminal tab with Ctrl+Shift+B; a tab can leave; Ctrl+Shift+B stops', async () => {
-    // One more shell, so that one tab can leave while two still share.
-    await page.locator('.tab', { hasText: 'bash' }).first().click({ button: 'right' });
-    await page.getByRole('menuitem', { name: 'Duplicate tab' }).click();
-    await page.locator('.tab-panel:visible .terminal-pane[data-session-id]').waitFor();
-    const tabs = page.locator('.tab');
-    const count = await tabs.count();
-    expect(count).toBeGreaterThanOrEqual(3);
-    const ids: string[] = [];
-    for (let i = 0; i < count; i++) {
-      await tabs.nth(i).click();
-      ids.push(await activeSessionId());
-    }
-    const lines = async (id: string) => (await terminalText(id)).split('\n').map((l) => l.trimEnd());
-    const broadcasting = page.locator('.tab.broadcasting');
-
-    await page.locator('.tab-panel:visible .xterm').click();
-    await page.keyboard.press('Control+Shift+B');
-    await expect.poll(() => broadcasting.count()).toBe(count);
-    expect(await page.locator('.tab-panel:visible .pane-banner.broadcast').innerText()).toContain('Typing here also goes to');
-    // Ctrl+C first, as one would: whatever an earlier test left half-typed in a shell goes.
-    await page.keyboard.press('Control+C');
-    await page.keyboard.type('echo bc-$((6*7))\n');
-    for (const id of ids) await waitForLine(id, 'bc-42');
-
-    // A multi-line paste asks once, naming every terminal, and lands in each (bracketed: Enter runs it).
-    await page.evaluate(() => {
-      const target = document.querySelector('.tab-panel:not([style*="none"]) .xterm-helper-textarea');
-      const data = new DataTransfer();
-      data.setData('text/plain', 'echo many-$((1+1))\necho many-$((2+2))\n');
-      target?.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
-    });
-    const confirm = page.getByRole('dialog', { name: 'Paste several lines?' });
-    expect(await confirm.innerText()).toContain(`You are pasting 2 lines into ${count} terminals`);
-    await confirm.getByRole('button', { name: 'Paste' }).click();
-    await confirm.waitFor({ state: 'detached' });
-    await page.keyboard.press('Enter');
-    for (const id of ids) await waitForLine(id, 'many-4');
-
-    // The first tab leaves from its menu: the others still share, and it no longer hears them.
-    await tabs.first().click({ button: 'right' });
-    await page.getByRole('menuitem', { name: 'Leave the broadcast' }).click();
-    await expect.poll(() => broadcasting.count()).toBe(count - 1);
-    expect(await tabs.first().getAttribute('class')).not.toContain('broadcasting');
-    await page.locator('.tab-panel:visible .xterm').click();
-    await page.keyboard.type('echo left-$((3*3))\n');
-    for (const id of ids.slice(1)) await waitForLine(id, 'left-9');
-    expect(await lines(ids[0] ?? '')).not.toContain('left-9');
-
-    // The host keeps the broadcast: another window (or this one after a reload) shows the same one.
-    const other = await browser.context.newPage();
     try {
-      await other.goto(new URL(server.openUrl).origin + '/');
-      await other.getByText('Host: connected').waitFor();
-      await expect.poll(() => other.locator('.tab.broadcasting').count()).toBe(count - 1);
+      // One more shell, so that one tab can leave while two still share.
+      await page.locator('.tab', { hasText: 'bash' }).first().click({ button: 'right' });
+      await page.getByRole('menuitem', { name: 'Duplicate tab' }).click();
+      await page.locator('.tab-panel:visible .terminal-pane[data-session-id]').waitFor();
+      const fresh = await activeSessionId();
+      await expect.poll(async () => (await terminalText(fresh)).trimEnd(), { timeout: 15_000 }).toMatch(/[$#]$/); // its prompt
+      const tabs = page.locator('.tab');
+      const count = await tabs.count();
+      expect(count).toBeGreaterThanOrEqual(3);
+      const ids: string[] = [];
+      for (let i = 0; i < count; i++) {
+        await tabs.nth(i).click();
+        ids.push(await activeSessionId());
+      }
+      const lines = async (id: string) => (await terminalText(id)).split('\n').map((l) => l.trimEnd());
+      const broadcasting = page.locator('.tab.broadcasting');
+
+      await page.locator('.tab-panel:visible .xterm').click();
+      await page.keyboard.press('Control+Shift+B');
+      await expect.poll(() => broadcasting.count()).toBe(count);
+      expect(await page.locator('.tab-panel:visible .pane-banner.broadcast').innerText()).toContain('Typing here also goes to');
+      // Ctrl+U first: whatever an earlier test left half-typed at a prompt goes. (Not Ctrl+C: the
+      // tty flushes what arrives with it, and over SSH the keys after it share its packet.)
+      await page.keyboard.press('Control+U');
+      await page.keyboard.type('echo bc-$((6*7))\n');
+      for (const id of ids) await waitForLine(id, 'bc-42');
+
+      // A multi-line paste asks once, naming every terminal, and lands in each (bracketed: Enter runs it).
+      await page.evaluate(() => {
+        const target = document.querySelector('.tab-panel:not([style*="none"]) .xterm-helper-textarea');
+        const data = new DataTransfer();
+        data.setData('text/plain', 'echo many-$((1+1))\necho many-$((2+2))\n');
+        target?.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+      });
+      const confirm = page.getByRole('dialog', { name: 'Paste several lines?' });
+      expect(await confirm.innerText()).toContain(`You are pasting 2 lines into ${count} terminals`);
+      await confirm.getByRole('button', { name: 'Paste' }).click();
+      await confirm.waitFor({ state: 'detached' });
+      await page.keyboard.press('Enter');
+      for (const id of ids) await waitForLine(id, 'many-4');
+
+      // The first tab leaves from its menu: the others still share, and it no longer hears them.
+      await tabs.first().click({ button: 'right' });
+      await page.getByRole('menuitem', { name: 'Leave the broadcast' }).click();
+      await expect.poll(() => broadcasting.count()).toBe(count - 1);
+      expect(await tabs.first().getAttribute('class')).not.toContain('broadcasting');
+      await page.locator('.tab-panel:visible .xterm').click();
+      await page.keyboard.type('echo left-$((3*3))\n');
+      for (const id of ids.slice(1)) await waitForLine(id, 'left-9');
+      expect(await lines(ids[0] ?? '')).not.toContain('left-9');
+
+      // The host keeps the broadcast: another window (or this one after a reload) shows the same one.
+      const other = await browser.context.newPage();
+      try {
+        await other.goto(new URL(server.openUrl).origin + '/');
+        await other.getByText('Host: connected').waitFor();
+        await expect.poll(() => other.locator('.tab.broadcasting').count()).toBe(count - 1);
+      } finally {
+        await other.close();
+      }
+
+      // Ctrl+Shift+B stops: each tab takes its own typing again.
+      await page.keyboard.press('Control+Shift+B');
+      await expect.poll(() => broadcasting.count()).toBe(0);
+      expect(await page.locator('.pane-banner.broadcast').count()).toBe(0);
+      await page.keyboard.type('echo alone-$((4*4))\n');
+      const front = await activeSessionId();
+      await waitForLine(front, 'alone-16');
+      for (const id of ids.filter((i) => i !== front)) expect(await lines(id)).not.toContain('alone-16');
+
+      // The shell opened here (the last tab) closes again.
+      const open = await tabs.count();
+      await tabs.last().click({ button: 'middle' });
+      await expect.poll(() => tabs.count()).toBe(open - 1);
     } finally {
-      await other.close();
+      // A failure above must not leave the broadcast on for the tests after this one.
+      if ((await page.locator('.tab.broadcasting').count()) > 0) await page.keyboard.press('Control+Shift+B');
     }
-
-    // Ctrl+Shift+B stops: each tab takes its own typing again.
-    await page.keyboard.press('Control+Shift+B');
-    await expect.poll(() => broadcasting.count()).toBe(0);
-    expect(await page.locator('.pane-banner.broadcast').count()).toBe(0);
-    await page.keyboard.type('echo alone-$((4*4))\n');
-    const front = await activeSessionId();
-    await waitForLine(front, 'alone-16');
-    for (const id of ids.filter((i) => i !== front)) expect(await lines(id)).not.toContain('alone-16');
-
-    // The shell opened here (the last tab) closes again.
-    const open = await tabs.count();
-    await tabs.last().click({ button: 'middle' });
-    await expect.poll(() => tabs.count()).toBe(open - 1);
   });
 
   it('has a tab menu (duplicate, rename, close others) and reorders tabs by dragging', async () => {
