@@ -51,6 +51,24 @@ function chownToUser(path: string): void {
   execFileSync('chown', ['-R', `${sshd.users.password.username}:`, path]);
 }
 
+/** Puts a file in the remote folder straight on disk (the sshd is local) with this owner:group and mode; its path. */
+function placeFile(name: string, ownerGroup: string, mode: string): string {
+  const path = `${remoteDir}/${name}`;
+  writeFileSync(path, 'old');
+  execFileSync('chown', [ownerGroup, path]);
+  execFileSync('chmod', [mode, path]);
+  return path;
+}
+
+/** Uploads `text` over `dest` as the page does (uploadBegin, one chunk, uploadEnd); the transfer's id. */
+async function streamUpload(dest: string, text: string): Promise<string> {
+  const data = new Uint8Array(Buffer.from(text));
+  const { transferId } = await service.uploadBegin({ sessionId: SESSION, remotePath: dest, size: data.length, overwrite: true });
+  await service.uploadChunk({ transferId, offset: 0, data });
+  await service.uploadEnd(transferId);
+  return transferId;
+}
+
 /** Counts a channel's READ/WRITE requests, and the most outstanding at once, from now on. */
 function countRequests(channel: SFTPWrapper): { requests: number; peak: number } {
   const counts = { requests: 0, peak: 0 };
@@ -198,9 +216,7 @@ describe('files', () => {
     expect(lstatSync(`${remoteDir}/sites-enabled/default`).isSymbolicLink()).toBe(true);
     expect(readFileSync(`${remoteDir}/sites-available/default`, 'utf8')).toBe('new site');
 
-    const { transferId } = await service.uploadBegin({ sessionId: SESSION, remotePath: `${remoteDir}/sites-enabled/default`, size: 8, overwrite: true });
-    await service.uploadChunk({ transferId, offset: 0, data: new Uint8Array(Buffer.from('streamed')) });
-    await service.uploadEnd(transferId);
+    await streamUpload(`${remoteDir}/sites-enabled/default`, 'streamed');
     expect(lstatSync(`${remoteDir}/sites-enabled/default`).isSymbolicLink()).toBe(true);
     expect(readFileSync(`${remoteDir}/sites-available/default`, 'utf8')).toBe('streamed');
     expect([...temps(`${remoteDir}/sites-available`), ...temps(`${remoteDir}/sites-enabled`)]).toEqual([]);
@@ -347,13 +363,8 @@ describe('uploads streamed from the page', () => {
   test("a streamed upload over another user's file tells the page the owner changed", async () => {
     const me = accountIds(sshd.users.password.username);
     const them = accountIds(sshd.users.key.username);
-    const dest = `${remoteDir}/dropped-theirs.txt`;
-    writeFileSync(dest, 'old');
-    execFileSync('chown', [`${them.uid}:${groupId(SHARED_GROUP)}`, dest]);
-    execFileSync('chmod', ['0666', dest]);
-    const { transferId } = await service.uploadBegin({ sessionId: SESSION, remotePath: dest, size: 3, overwrite: true });
-    await service.uploadChunk({ transferId, offset: 0, data: new Uint8Array(Buffer.from('new')) });
-    await service.uploadEnd(transferId);
+    const dest = placeFile('dropped-theirs.txt', `${them.uid}:${groupId(SHARED_GROUP)}`, '0666');
+    const transferId = await streamUpload(dest, 'new');
     expect(readFileSync(dest, 'utf8')).toBe('new');
     // The group is one the user belongs to, so it stays; the owner cannot.
     expect(statSync(dest)).toMatchObject({ uid: me.uid, gid: groupId(SHARED_GROUP) });
@@ -362,13 +373,8 @@ describe('uploads streamed from the page', () => {
 
   test('a streamed upload over a setgid team file keeps the group and the setgid bit', async () => {
     const me = accountIds(sshd.users.password.username);
-    const dest = `${remoteDir}/dropped-team.sh`;
-    writeFileSync(dest, 'old');
-    execFileSync('chown', [`${me.uid}:${groupId(SHARED_GROUP)}`, dest]);
-    execFileSync('chmod', ['2775', dest]);
-    const { transferId } = await service.uploadBegin({ sessionId: SESSION, remotePath: dest, size: 3, overwrite: true });
-    await service.uploadChunk({ transferId, offset: 0, data: new Uint8Array(Buffer.from('new')) });
-    await service.uploadEnd(transferId);
+    const dest = placeFile('dropped-team.sh', `${me.uid}:${groupId(SHARED_GROUP)}`, '2775');
+    await streamUpload(dest, 'new');
     // The group is set first: a chown clears setgid, so the mode goes on after it.
     expect(statSync(dest)).toMatchObject({ uid: me.uid, gid: groupId(SHARED_GROUP) });
     expect(statSync(dest).mode & 0o7777).toBe(0o2775);
