@@ -44,6 +44,8 @@ export const useBroadcastStore = defineStore('broadcast', () => {
   /** Terminal tabs with a session: the ones that can take part. */
   const terminalTabs = computed(() => sessions.tabs.filter((t) => t.kind !== 'rdp' && t.sessionId !== null));
   const active = computed(() => sessionIds.value.length >= 2);
+  /** Whether a broadcast can start: two terminal tabs with a session or more. */
+  const available = computed(() => terminalTabs.value.length >= 2);
   /** Tab keys in the broadcast, in the strip's order. */
   const members = computed(() => terminalTabs.value.filter((t) => t.sessionId && sessionIds.value.includes(t.sessionId)).map((t) => t.key));
 
@@ -125,5 +127,5 @@ export const useBroadcastStore = defineStore('broadcast', () => {
     };
   }
 
-  return { load, members, active, includes, startAll, stop, toggleAll, toggle, partnerFor, othersOf, titlesOf, fanOut, register };
+  return { load, members, active, available, includes, stop, toggleAll, toggle, partnerFor, othersOf, titlesOf, fanOut, register };
 });
