@@ -39,8 +39,11 @@ async function names(): Promise<string[]> {
 }
 
 /** The text in a file editor dialog, as its lines show it (CodeMirror draws one .cm-line per line). */
-function editorText(dialog: Locator): Promise<string> {
-  return dialog.locator('.cm-line').evaluateAll((lines) => lines.map((l) => l.textContent ?? '').join('\n'));
+/** The editor's text, or null while it has none on screen: an open editor always shows at least
+ *  one line, even for an empty file, so "no lines" is never mistaken for an empty file. */
+async function editorText(dialog: Locator): Promise<string | null> {
+  const lines = await dialog.locator('.cm-line').evaluateAll((ls) => ls.map((l) => l.textContent ?? ''));
+  return lines.length ? lines.join('\n') : null;
 }
 
 async function menu(name: string, item: string): Promise<void> {
