@@ -165,7 +165,7 @@ describe('the SFTP panel of an SSH tab', () => {
     rmSync(remote('quiet.bin'));
     await toggle.click();
     await panel().waitFor();
-  });
+  }, 90_000); // its waits (20 s for progress, 60 s for the end) are longer than the 30 s default
 
   it('uploads a file dropped on the panel, showing where it will go while dragging', async () => {
     const target = await panel().elementHandle();
