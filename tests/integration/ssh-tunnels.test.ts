@@ -1,12 +1,15 @@
 /**
- * tunnels.* (local port forwards, ssh -L) through a real OpenSSH sshd: a TCP echo server on this
- * machine stands for a database behind the server; the tunnel's port is reached with plain net
- * sockets, as a client program (psql, a browser) would.
+ * tunnels.* (ssh -L, -R, -D) through a real OpenSSH sshd: a TCP echo server on this machine
+ * stands for a database behind the server (local, dynamic) or a service on the user's machine
+ * (remote); the tunnel's port is reached with plain net sockets, as a client program (psql, a
+ * browser) would, and through a SOCKS5 client (the `socks` library, as curl --socks5-hostname).
+ * The sshd runs on this machine, so its loopback is this machine's too.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { type AddressInfo, type Server, connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SocksClient } from 'socks';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { ContractClient } from '../../src-main/common/client.js';
 import type { EventPayload } from '../../src-main/common/contract/index.js';
@@ -41,6 +44,36 @@ function roundTrip(port: number, text: string): Promise<string> {
     s.on('error', done);
     s.on('close', done);
     setTimeout(done, 2000);
+  });
+}
+
+/** A port nothing listens on (one that was just free). */
+async function deadPort(): Promise<number> {
+  const closed = createServer();
+  await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+  const port = (closed.address() as AddressInfo).port;
+  await new Promise<void>((r) => closed.close(() => r()));
+  return port;
+}
+
+/** Sends `text` to host:port through the SOCKS5 proxy on proxyPort; what came back, or the refusal. */
+async function socksRoundTrip(proxyPort: number, host: string, port: number, text: string): Promise<string> {
+  const { socket } = await SocksClient.createConnection({
+    proxy: { host: '127.0.0.1', port: proxyPort, type: 5 },
+    command: 'connect',
+    destination: { host, port },
+    timeout: 5000,
+  });
+  return new Promise((resolve) => {
+    let got = '';
+    socket.on('data', (d: Buffer) => {
+      got += d.toString();
+      if (got.length < text.length) return;
+      socket.destroy();
+      resolve(got);
+    });
+    socket.on('close', () => resolve(got));
+    socket.write(text);
   });
 }
 
@@ -97,16 +130,12 @@ test('a local tunnel carries connections to a port behind the server, counts the
 
 test('a target the server cannot reach is named in lastError; closing the session stops its tunnels', async () => {
   const { sessionId } = await client.call('ssh.open', { connectionId });
-  // A port nothing listens on: the echo server's port after it moved on.
-  const closed = createServer();
-  await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
-  const deadPort = (closed.address() as AddressInfo).port;
-  await new Promise<void>((r) => closed.close(() => r()));
+  const dead = await deadPort();
 
-  const t = await client.call('tunnels.start', { sessionId, bindPort: 0, targetHost: '127.0.0.1', targetPort: deadPort });
+  const t = await client.call('tunnels.start', { sessionId, bindPort: 0, targetHost: '127.0.0.1', targetPort: dead });
   expect(await roundTrip(t.bindPort, 'anyone?')).toBe('');
   const failed = await until('the refusal to be recorded', async () => (await client.call('tunnels.list', { sessionId })).tunnels.find((x) => x.lastError !== null));
-  expect(failed.lastError).toContain(`could not connect to 127.0.0.1:${deadPort}`);
+  expect(failed.lastError).toContain(`could not connect to 127.0.0.1:${dead}`);
 
   await client.call('sessions.close', { sessionId });
   await until('the tunnel to stop with its session', async () => (await client.call('tunnels.list', {})).tunnels.length === 0);
@@ -123,6 +152,93 @@ test('bad tunnel input gets stable codes', async () => {
     // Only loopback: a tunnel is not offered to the network.
     expect((await failure(client.call('tunnels.start', { sessionId, bindHost: '0.0.0.0' as '127.0.0.1', bindPort: 0, targetPort: 22 }))).code).toBe('EBADARGS');
     expect((await failure(client.call('tunnels.start', { sessionId: 'no-such-session', bindPort: 0, targetPort: 22 }))).code).toBe('ENOTFOUND');
+    // Local and remote forwards need a target; a dynamic one takes none.
+    const noTarget = await failure(client.call('tunnels.start', { sessionId, kind: 'remote', bindPort: 0 }));
+    expect(noTarget.code).toBe('EBADARGS');
+    expect(noTarget.message).toContain('A remote forward needs the port to forward to');
+    const socksTarget = await failure(client.call('tunnels.start', { sessionId, kind: 'dynamic', bindPort: 0, targetPort: 22 }));
+    expect(socksTarget.code).toBe('EBADARGS');
+    expect(socksTarget.message).toContain('each connection names its own');
+    expect((await failure(client.call('tunnels.start', { sessionId, kind: 'tun' as 'local', bindPort: 0, targetPort: 22 }))).code).toBe('EBADARGS');
+    expect((await client.call('tunnels.list', { sessionId })).tunnels).toEqual([]);
+  } finally {
+    await client.call('sessions.close', { sessionId });
+  }
+});
+
+test('a remote tunnel: the server listens on its loopback and its connections reach a port here; it listens again after a reconnect', async () => {
+  const { sessionId } = await client.call('ssh.open', { connectionId });
+  try {
+    const t = await client.call('tunnels.start', { sessionId, kind: 'remote', bindPort: 0, targetHost: '127.0.0.1', targetPort: echoPort });
+    expect(t).toMatchObject({ sessionId, kind: 'remote', bindHost: '127.0.0.1', targetHost: '127.0.0.1', targetPort: echoPort, active: 0, total: 0, lastError: null });
+    expect(t.bindPort).toBeGreaterThan(0);
+    // The port is sshd's: a connection to it on the server comes back through the session.
+    expect(await roundTrip(t.bindPort, 'from the server side')).toBe('from the server side');
+    await until('the connection to be counted and closed', async () => {
+      const [now] = (await client.call('tunnels.list', { sessionId })).tunnels;
+      return now?.total === 1 && now.active === 0 ? now : undefined;
+    });
+
+    // The server forgets its forwards with the connection; the reconnect asks again, same port.
+    sshd.dropConnections();
+    await until('the session to drop', async () => (await client.call('sessions.list')).find((s) => s.id === sessionId)?.state === 'disconnected');
+    expect(await roundTrip(t.bindPort, 'while down')).toBe('');
+    await client.call('ssh.reconnect', { sessionId });
+    const [after] = (await client.call('tunnels.list', { sessionId })).tunnels;
+    expect(after).toMatchObject({ tunnelId: t.tunnelId, bindPort: t.bindPort, lastError: null });
+    expect(await roundTrip(t.bindPort, 'after the reconnect')).toBe('after the reconnect');
+
+    // Taken on the server: a clear refusal.
+    const taken = await failure(client.call('tunnels.start', { sessionId, kind: 'remote', bindPort: t.bindPort, targetPort: echoPort }));
+    expect(taken.code).toBe('EDENIED');
+    expect(taken.message).toContain(`would not listen on 127.0.0.1:${t.bindPort}`);
+
+    await client.call('tunnels.stop', { tunnelId: t.tunnelId });
+    await until('the server to stop listening', async () => (await roundTrip(t.bindPort, 'gone?')) === '');
+    expect((await client.call('tunnels.list', { sessionId })).tunnels).toEqual([]);
+  } finally {
+    await client.call('sessions.close', { sessionId });
+  }
+});
+
+test('a remote tunnel whose target here is down says so in lastError', async () => {
+  const { sessionId } = await client.call('ssh.open', { connectionId });
+  try {
+    const dead = await deadPort();
+    const t = await client.call('tunnels.start', { sessionId, kind: 'remote', bindPort: 0, targetHost: '127.0.0.1', targetPort: dead });
+    expect(await roundTrip(t.bindPort, 'anyone?')).toBe('');
+    const failed = await until('the refusal to be recorded', async () => (await client.call('tunnels.list', { sessionId })).tunnels.find((x) => x.lastError !== null));
+    expect(failed.lastError).toContain(`This computer could not connect to 127.0.0.1:${dead}`);
+  } finally {
+    await client.call('sessions.close', { sessionId });
+  }
+});
+
+test('a dynamic tunnel is a SOCKS5 proxy: each connection names where the server connects, by address or by name', async () => {
+  const { sessionId } = await client.call('ssh.open', { connectionId });
+  try {
+    const t = await client.call('tunnels.start', { sessionId, kind: 'dynamic', bindPort: 0 });
+    expect(t).toMatchObject({ sessionId, kind: 'dynamic', bindHost: '127.0.0.1', targetHost: null, targetPort: null, active: 0, total: 0, lastError: null });
+    expect(await socksRoundTrip(t.bindPort, '127.0.0.1', echoPort, 'by address')).toBe('by address');
+    // A name goes to the server to resolve (socks5h), as with ssh -D.
+    expect(await socksRoundTrip(t.bindPort, 'localhost', echoPort, 'by name')).toBe('by name');
+    await until('both connections to be counted and closed', async () => {
+      const [now] = (await client.call('tunnels.list', { sessionId })).tunnels;
+      return now?.total === 2 && now.active === 0 ? now : undefined;
+    });
+
+    // A destination the server cannot reach: the SOCKS client hears "refused", lastError says where.
+    const dead = await deadPort();
+    await expect(socksRoundTrip(t.bindPort, '127.0.0.1', dead, 'x')).rejects.toThrow(/ConnectionRefused/);
+    const failed = await until('the refusal to be recorded', async () => (await client.call('tunnels.list', { sessionId })).tunnels.find((x) => x.lastError !== null));
+    expect(failed.lastError).toContain(`could not connect to 127.0.0.1:${dead}`);
+    // Something that is not SOCKS is dropped, and the proxy goes on.
+    expect(await roundTrip(t.bindPort, 'GET / HTTP/1.0\r\n\r\n')).toBe('');
+    expect(await socksRoundTrip(t.bindPort, '127.0.0.1', echoPort, 'still here')).toBe('still here');
+    expect((await client.call('tunnels.list', { sessionId })).tunnels[0]?.lastError).toBeNull();
+
+    await client.call('tunnels.stop', { tunnelId: t.tunnelId });
+    await expect(socksRoundTrip(t.bindPort, '127.0.0.1', echoPort, 'x')).rejects.toThrow();
   } finally {
     await client.call('sessions.close', { sessionId });
   }

@@ -3,23 +3,40 @@ import { Hostname } from './connections.js';
 import { Id, Ok, event, method } from './define.js';
 
 /**
- * Port forwarding through SSH sessions (DESIGN.md: tunnels.*). Built: local forwards (ssh -L), a
- * listener on this machine's loopback whose connections the server carries on to
- * targetHost:targetPort. The contract's remote (-R) and dynamic (-D, SOCKS) kinds are not built
- * yet; `kind` grows when they are.
+ * Port forwarding through SSH sessions (DESIGN.md: tunnels.*), OpenSSH's three kinds:
+ * - local (ssh -L): a listener on this machine's loopback whose connections the server carries
+ *   on to targetHost:targetPort;
+ * - remote (ssh -R): the server listens on its loopback, and its connections come back through
+ *   the session to targetHost:targetPort as this machine reaches it;
+ * - dynamic (ssh -D): a SOCKS5 proxy on this machine's loopback; each connection names its own
+ *   destination, which the server connects to (and resolves, as socks5h does).
  */
-export const TunnelKind = z.enum(['local']);
+export const TunnelKind = z.enum(['local', 'remote', 'dynamic']);
+export type TunnelKind = z.infer<typeof TunnelKind>;
+
+/** Loopback only, on either side: a tunnel is never offered to the network. */
+const LoopbackHost = z.enum(['127.0.0.1', '::1']);
+const Port = (min: number) =>
+  z
+    .number()
+    .int('Port is a whole number')
+    .min(min, `Port is ${min}–65535`)
+    .max(65535, `Port is ${min}–65535`);
 
 export const Tunnel = z.object({
   tunnelId: Id,
   sessionId: Id,
   kind: TunnelKind,
-  /** Where it listens here: loopback only, so the tunnel is not offered to the network. */
-  bindHost: z.enum(['127.0.0.1', '::1']),
+  /** Where it listens: this machine's loopback (local, dynamic) or the server's (remote). */
+  bindHost: LoopbackHost,
   bindPort: z.number().int(),
-  /** Where the server connects to, as the server resolves it ("localhost" is the server itself). */
-  targetHost: z.string(),
-  targetPort: z.number().int(),
+  /**
+   * Where connections go: as the server resolves it for local ("localhost" is the server), as
+   * this machine resolves it for remote ("localhost" is this machine); null for dynamic, whose
+   * connections each name their own.
+   */
+  targetHost: z.string().nullable(),
+  targetPort: z.number().int().nullable(),
   /** Connections carried now, and since the tunnel started. */
   active: z.number().int().nonnegative(),
   total: z.number().int().nonnegative(),
@@ -28,20 +45,33 @@ export const Tunnel = z.object({
 });
 export type Tunnel = z.infer<typeof Tunnel>;
 
+export const TunnelStart = z
+  .object({
+    sessionId: Id,
+    kind: TunnelKind.default('local'),
+    bindHost: LoopbackHost.default('127.0.0.1'),
+    /** 0 takes any free port. Ports below 1024 need administrator rights (root on the server, for remote). */
+    bindPort: Port(0),
+    /** Local and remote forwards only; "localhost" when left out. */
+    targetHost: Hostname.optional(),
+    /** Local and remote forwards only, where it is required. */
+    targetPort: Port(1).optional(),
+  })
+  .superRefine((t, ctx) => {
+    if (t.kind === 'dynamic' && (t.targetHost !== undefined || t.targetPort !== undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['targetPort'], message: 'A dynamic (SOCKS) forward has no target: each connection names its own.' });
+    } else if (t.kind !== 'dynamic' && t.targetPort === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['targetPort'], message: `A ${t.kind} forward needs the port to forward to.` });
+    }
+  });
+/** As a caller writes it: kind and bindHost may be left out. */
+export type TunnelStartInput = z.input<typeof TunnelStart>;
+
 export const tunnelsMethods = {
   'tunnels.start': method(
-    z.object({
-      sessionId: Id,
-      kind: TunnelKind.default('local'),
-      bindHost: z.enum(['127.0.0.1', '::1']).default('127.0.0.1'),
-      /** 0 takes any free port. Ports below 1024 need administrator rights on most systems. */
-      bindPort: z.number().int('Port is a whole number').min(0, 'Port is 0–65535').max(65535, 'Port is 0–65535'),
-      /** As the server resolves it: "localhost" is the server itself. */
-      targetHost: Hostname.default('localhost'),
-      targetPort: z.number().int('Port is a whole number').min(1, 'Port is 1–65535').max(65535, 'Port is 1–65535'),
-    }),
+    TunnelStart,
     Tunnel,
-    'Starts a local port forward through an SSH session (ssh -L): connections to bindHost:bindPort here go to targetHost:targetPort from the server. It lasts until stopped or the session closes, and outlives a reconnect.',
+    'Starts a port forward through an SSH session: local (ssh -L: bindHost:bindPort here → targetHost:targetPort from the server), remote (ssh -R: bindHost:bindPort on the server → targetHost:targetPort from here) or dynamic (ssh -D: a SOCKS5 proxy on bindHost:bindPort here, connecting from the server). It lasts until stopped or the session closes, and outlives a reconnect.',
   ),
   'tunnels.stop': method(z.object({ tunnelId: Id }), Ok, 'Stops a tunnel; the connections it carries end.'),
   'tunnels.list': method(z.object({ sessionId: Id.optional() }).optional(), z.object({ tunnels: z.array(Tunnel) }), 'The tunnels of one session, or of every session.'),

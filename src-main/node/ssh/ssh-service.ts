@@ -12,7 +12,7 @@ import type { FlowControlOptions, TerminalCwd } from '../terminal/terminal-sessi
 import { TerminalSession } from '../terminal/terminal-session.js';
 import type { TerminalService } from '../terminal/terminal-service.js';
 import { type ConnectDeps, MAX_JUMP_HOPS, PromptBroker, connectChain } from './ssh-connect.js';
-import { LocalTunnels } from './local-tunnels.js';
+import { Tunnels } from './tunnels.js';
 import { type Tunnel, listenTunnel } from './tunnel.js';
 
 export interface SshServiceDeps {
@@ -263,12 +263,12 @@ export class SshService {
   /** Connects in progress (open/reconnect), aborted on dispose so no half-open client outlives the host. */
   private readonly inFlight = new Set<AbortController>();
 
-  /** Local port forwards (tunnels.*, ssh -L) of the sessions; they stop with their session. */
-  readonly tunnels: LocalTunnels;
+  /** Port forwards (tunnels.*: ssh -L, -R, -D) of the sessions; they stop with their session. */
+  readonly tunnels: Tunnels;
 
   constructor(private readonly deps: SshServiceDeps) {
     this.prompts = new PromptBroker(deps.bus, deps.promptTimeoutMs ?? 120_000);
-    this.tunnels = new LocalTunnels((sessionId, tunnels) => deps.bus.emit('tunnels.changed', { sessionId, tunnels }));
+    this.tunnels = new Tunnels((sessionId, tunnels) => deps.bus.emit('tunnels.changed', { sessionId, tunnels }));
     this.connectDeps = {
       hostKeys: deps.hostKeys,
       bus: deps.bus,
@@ -327,6 +327,8 @@ export class SshService {
       throw err;
     }
     this.changed(sessionId);
+    // Remote forwards listened on the old connection; the new one is asked to listen again.
+    await this.tunnels.resume(session);
   }
 
   /**
@@ -458,7 +460,13 @@ export class SshService {
     router.handle('ssh.exec', (i) => this.exec(i));
     router.handle('ssh.answer', (i) => (this.prompts.answer(i.promptId, i.answers), OK));
     router.handle('tunnels.start', (i) =>
-      this.tunnels.start(this.session(i.sessionId), { bindHost: i.bindHost, bindPort: i.bindPort, targetHost: i.targetHost, targetPort: i.targetPort }),
+      this.tunnels.start(this.session(i.sessionId), {
+        kind: i.kind,
+        bindHost: i.bindHost,
+        bindPort: i.bindPort,
+        targetHost: i.kind === 'dynamic' ? null : (i.targetHost ?? 'localhost'),
+        targetPort: i.targetPort ?? null,
+      }),
     );
     router.handle('tunnels.stop', (i) => (this.tunnels.stop(i.tunnelId), OK));
     router.handle('tunnels.list', (i) => ({ tunnels: this.tunnels.list(i?.sessionId) }));

@@ -1,4 +1,4 @@
-import type { Tunnel } from '@common/contract/tunnels.js';
+import type { Tunnel, TunnelStartInput } from '@common/contract/tunnels.js';
 import { defineStore } from 'pinia';
 import { ref } from 'vue';
 import { useHost } from '../../transport/index.js';
@@ -29,7 +29,7 @@ export const useTunnelsStore = defineStore('tunnels', () => {
     return sessionId ? (bySession.value[sessionId] ?? []) : [];
   }
 
-  async function start(sessionId: string, o: { bindPort: number; targetHost: string; targetPort: number }): Promise<Tunnel> {
+  async function start(sessionId: string, o: Omit<TunnelStartInput, 'sessionId'>): Promise<Tunnel> {
     return host.call('tunnels.start', { sessionId, ...o });
   }
 
