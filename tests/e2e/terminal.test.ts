@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import sharp from 'sharp';
+import { SocksClient } from 'socks';
 import { type TestBrowser, createSshConnectionInUi, openApp } from '../fixtures/browser.js';
 import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
@@ -143,7 +144,7 @@ describe('terminals in browser mode', () => {
     await search.waitFor({ state: 'detached' });
   });
 
-  it("forwards a local port through the SSH tab from its menu (Port forwarding…), and stops it", async () => {
+  it('forwards ports through the SSH tab from its menu (Port forwarding…): local, remote and SOCKS, and stops them', async () => {
     // A web service the server can reach (here: on this machine, as the sshd is).
     const web = createServer((_req, res) => res.writeHead(200, { Connection: 'close' }).end('through the tunnel'));
     await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
@@ -178,6 +179,45 @@ describe('terminals in browser mode', () => {
       await dialog.getByRole('button', { name: `Stop the tunnel on port ${port}` }).click();
       await row.waitFor({ state: 'detached' });
       expect(await get(port)).toBe('refused');
+
+      // Remote (-R): the server's port leads back to the web service here (the sshd is on this machine).
+      await dialog.locator('.kind-choice label', { hasText: 'Remote (-R)' }).click(); // the label is the button
+      expect(await dialog.getByRole('radio', { name: 'Remote (-R)' }).isChecked()).toBe(true);
+      expect(await dialog.innerText()).toContain('Server port');
+      await dialog.locator('input[name=targetHost]').fill('127.0.0.1');
+      await dialog.locator('input[name=targetPort]').fill(String(webPort));
+      await dialog.getByRole('button', { name: 'Start' }).click();
+      const remoteRow = dialog.locator('.tunnel[data-kind=remote]');
+      await remoteRow.waitFor();
+      const serverPort = Number(await remoteRow.getAttribute('data-port'));
+      expect(await remoteRow.innerText()).toContain(`Server 127.0.0.1:${serverPort} → 127.0.0.1:${webPort} here`);
+      expect(await get(serverPort)).toBe('through the tunnel');
+
+      // Dynamic (-D): a SOCKS proxy; it takes no target, each connection names one.
+      await dialog.locator('.kind-choice label', { hasText: 'SOCKS proxy (-D)' }).click(); // the label is the button
+      expect(await dialog.getByRole('radio', { name: 'SOCKS proxy (-D)' }).isChecked()).toBe(true);
+      expect(await dialog.locator('input[name=targetPort]').count()).toBe(0);
+      await dialog.getByRole('button', { name: 'Start' }).click();
+      const socksRow = dialog.locator('.tunnel[data-kind=dynamic]');
+      await socksRow.waitFor();
+      const socksPort = Number(await socksRow.getAttribute('data-port'));
+      expect(await socksRow.innerText()).toContain(`SOCKS5 proxy on 127.0.0.1:${socksPort}`);
+      const { socket } = await SocksClient.createConnection({
+        proxy: { host: '127.0.0.1', port: socksPort, type: 5 },
+        command: 'connect',
+        destination: { host: 'localhost', port: webPort },
+      });
+      const reply = await new Promise<string>((resolve) => {
+        let got = '';
+        socket.on('data', (d: Buffer) => (got += d.toString()));
+        socket.on('close', () => resolve(got));
+        socket.write('GET / HTTP/1.0\r\n\r\n');
+      });
+      expect(reply).toContain('through the tunnel');
+      expect(await tab.getAttribute('title')).toContain('2 port forwards');
+
+      for (const p of [serverPort, socksPort]) await dialog.getByRole('button', { name: `Stop the tunnel on port ${p}` }).click();
+      await expect.poll(() => dialog.locator('.tunnel').count()).toBe(0);
       await dialog.getByRole('button', { name: 'Close', exact: true }).last().click();
       await dialog.waitFor({ state: 'detached' });
     } finally {
