@@ -258,6 +258,11 @@ describe('XO loop', () => {
     fake.enqueue({ content: [{ type: 'text', text: 'ok' }] });
     await runToEnd('hi');
     expect(fake.requests[0] ? apiKeyOf(fake.requests[0]) : null).toBe('sk-ant-vault-key-1234567890');
+    // Choosing a model (the XO panel's picker sends only that) keeps the key and every other setting.
+    const budget = await client.call('ai.settings.set', { monthlyTokenBudget: 5_000_000 });
+    const picked = await client.call('ai.settings.set', { model: 'claude-opus-4-1' });
+    expect(picked).toMatchObject({ model: 'claude-opus-4-1', apiKeySource: 'vault', monthlyTokenBudget: 5_000_000, denyRules: budget.denyRules });
+    await client.call('ai.settings.set', { monthlyTokenBudget: 0 });
     await client.call('ai.settings.set', { apiKey: '' });
     expect((await client.call('ai.settings.get')).apiKeySource).toBe('env');
     await expect(client.call('ai.settings.set', { denyRules: ['(unclosed'] })).rejects.toMatchObject({ code: 'EBADARGS' });

@@ -111,7 +111,10 @@ for (const [name, make] of Object.entries(transports)) {
       const rdp = await h.client.call('connections.create', { name: 'dc01', kind: 'rdp', host: '10.1.2.3' });
       expect(rdp.port).toBe(3389);
       const updated = await h.client.call('connections.update', { id: c.id, patch: { port: 2222, tags: ['web'] } });
-      expect(updated).toMatchObject({ port: 2222, tags: ['web'], name: 'web01' });
+      // A patch changes what it names and nothing else (no field falls back to its default).
+      expect(updated).toMatchObject({ port: 2222, tags: ['web'], name: 'web01', username: 'ops', groupId: group.id });
+      const noted = await h.client.call('connections.update', { id: c.id, patch: { notes: 'behind the VPN' } });
+      expect(noted).toMatchObject({ notes: 'behind the VPN', username: 'ops', groupId: group.id, tags: ['web'], port: 2222 });
       const dup = await h.client.call('connections.duplicate', { id: c.id });
       expect(dup.name).toBe('web01 (copy)');
       const listed = await h.client.call('connections.list', { query: 'web' });
@@ -148,6 +151,9 @@ for (const [name, make] of Object.entries(transports)) {
     test('settings are typed and ranged', async () => {
       const s = await h.client.call('settings.set', { 'terminal.fontSize': 16 });
       expect(s['terminal.fontSize']).toBe(16);
+      // Setting one key leaves the others as they were (a panel resize keeps the font size).
+      const after = await h.client.call('settings.set', { 'ui.leftPanelWidth': 300 });
+      expect(after).toMatchObject({ 'terminal.fontSize': 16, 'ui.leftPanelWidth': 300 });
       await expect(h.client.callRaw('settings.set', { 'terminal.fontSize': 1000 })).rejects.toMatchObject({ code: 'EBADARGS' });
       await expect(h.client.callRaw('settings.set', { 'no.such.key': 1 })).rejects.toMatchObject({ code: 'EBADARGS' });
     });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Empty, Id, Ok, event, method } from './define.js';
+import { Empty, Id, Ok, event, method, patchOf } from './define.js';
 
 /**
  * The XO: an AI copilot (Claude) that operates the Commander's sessions through the same
@@ -58,7 +58,7 @@ export const AiSettingsView = AiSettings.extend({
 });
 export type AiSettingsView = z.infer<typeof AiSettingsView>;
 
-export const AiSettingsPatch = AiSettings.partial()
+export const AiSettingsPatch = patchOf(AiSettings)
   .extend({
     /** Stores this key in the vault (kind apiKey) and points apiKeySecretId at it. Empty string removes it. */
     apiKey: z.string().max(500).optional(),

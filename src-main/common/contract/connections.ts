@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Id, Ok, method } from './define.js';
+import { Id, Ok, method, patchOf } from './define.js';
 
 export const ConnectionKind = z.enum(['ssh', 'rdp']);
 export const SshAuthMethod = z.enum(['password', 'key', 'agent', 'keyboard-interactive']);
@@ -93,7 +93,7 @@ export const connectionsMethods = {
     'Creates a connection; any secrets go to the vault (which must be unlocked).',
   ),
   'connections.update': method(
-    z.object({ id: Id, patch: ConnectionFields.partial(), secrets: ConnectionSecrets.optional() }),
+    z.object({ id: Id, patch: patchOf(ConnectionFields), secrets: ConnectionSecrets.optional() }),
     Connection,
     'Changes fields of a connection; secrets given as null are removed from the vault.',
   ),

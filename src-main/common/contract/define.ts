@@ -34,3 +34,18 @@ export const Id = z.string().min(1).max(128);
 export const Empty = z.object({}).strict();
 export const Ok = z.object({ ok: z.literal(true) });
 export const OK: { ok: true } = { ok: true };
+
+/** A field's schema without its default (the schema itself when it has none). */
+type WithoutDefault<S> = S extends z.ZodDefault<infer Inner> ? Inner : S;
+
+/**
+ * A patch of an object: every field optional, and none defaulted. zod's partial() keeps each
+ * field's default, so a field left out of a patch would come back as its default and overwrite
+ * what is stored (a panel resize reset the font size; choosing a model unlinked the API key).
+ */
+export function patchOf<T extends z.ZodRawShape>(schema: z.ZodObject<T>): z.ZodObject<{ [K in keyof T]: z.ZodOptional<WithoutDefault<T[K]>> }> {
+  const shape = Object.fromEntries(
+    Object.entries(schema.shape).map(([key, field]) => [key, ((field instanceof z.ZodDefault ? field.unwrap() : field) as z.ZodType).optional()]),
+  );
+  return z.object(shape) as unknown as z.ZodObject<{ [K in keyof T]: z.ZodOptional<WithoutDefault<T[K]>> }>;
+}

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Empty, method } from './define.js';
+import { Empty, method, patchOf } from './define.js';
 
 /** Every user setting, with its type and default. Unknown keys are refused. */
 export const SettingsSchema = z.object({
@@ -38,7 +38,7 @@ export const DEFAULT_SETTINGS: Settings = SettingsSchema.parse({});
 export const settingsMethods = {
   'settings.get': method(Empty.optional(), SettingsSchema, 'All settings, defaults filled in.'),
   'settings.set': method(
-    SettingsSchema.partial().strict(),
+    patchOf(SettingsSchema).strict(),
     SettingsSchema,
     'Changes some settings; each value is checked against its type and range.',
   ),
