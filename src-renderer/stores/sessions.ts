@@ -2,6 +2,7 @@ import { defineStore } from 'pinia';
 import { computed, ref, watch } from 'vue';
 import type { EventPayload } from '@common/contract/index.js';
 import type { SessionInfo } from '@common/contract/sessions.js';
+import { toast } from '../composables/dialogs.js';
 import { asWraithError } from '../composables/errors.js';
 import { shellQuote } from '../composables/shell-quote.js';
 import { useHost } from '../transport/index.js';
@@ -231,6 +232,8 @@ export const useSessionsStore = defineStore('sessions', () => {
         if (!connectionId) throw new Error('This tab has no saved connection to open.');
         const r = await vault.withUnlocked(`Connect to ${tab.title}`, () => host.call('ssh.open', { connectionId, cols, rows }));
         tab.sessionId = r.sessionId;
+        // The session is open; a saved port forward that could not start is news, not a failure.
+        for (const message of r.forwardErrors ?? []) toast(`${tab.title}: ${message}`, 'error');
         if (tab.startInput) {
           // The shell reads it once it has started (the pty holds it until then).
           host.notify('terminal.write', { sessionId: r.sessionId, data: tab.startInput });

@@ -243,3 +243,63 @@ test('a dynamic tunnel is a SOCKS5 proxy: each connection names where the server
     await client.call('sessions.close', { sessionId });
   }
 });
+
+test("a connection's saved forwards start with each session; one that cannot start is reported and the session opens anyway", async () => {
+  const fixedPort = await deadPort(); // free now, taken by the first session's forward
+  const busy = createServer();
+  await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+  const busyPort = (busy.address() as AddressInfo).port;
+  const saved = (await savePasswordConnection(client, sshd, 'db-bastion')).id;
+  const sessions: string[] = [];
+  try {
+    await client.call('connections.update', {
+      id: saved,
+      patch: {
+        sshOptions: {
+          forwards: [
+            { kind: 'local', bindHost: '127.0.0.1', bindPort: fixedPort, targetHost: '127.0.0.1', targetPort: echoPort },
+            { kind: 'dynamic', bindHost: '127.0.0.1', bindPort: 0 },
+            { kind: 'local', bindHost: '127.0.0.1', bindPort: busyPort, targetPort: echoPort },
+          ],
+        },
+      },
+    });
+    const first = await client.call('ssh.open', { connectionId: saved });
+    sessions.push(first.sessionId);
+    expect(first.forwardErrors).toHaveLength(1);
+    expect(first.forwardErrors?.[0]).toContain(`The saved port forward (127.0.0.1:${busyPort} → localhost:${echoPort}) did not start: Port ${busyPort} is already in use`);
+    const running = (await client.call('tunnels.list', { sessionId: first.sessionId })).tunnels;
+    expect(running.map((t) => [t.kind, t.bindPort === fixedPort])).toEqual([
+      ['local', true],
+      ['dynamic', false],
+    ]);
+    expect(await roundTrip(fixedPort, 'saved and started')).toBe('saved and started');
+    const socksPort = running[1]?.bindPort ?? 0;
+    expect(await socksRoundTrip(socksPort, '127.0.0.1', echoPort, 'saved proxy')).toBe('saved proxy');
+
+    // A second tab of the connection leaves the fixed port to the first; port 0 starts anew.
+    const second = await client.call('ssh.open', { connectionId: saved });
+    sessions.push(second.sessionId);
+    expect(second.forwardErrors).toHaveLength(1);
+    const again = (await client.call('tunnels.list', { sessionId: second.sessionId })).tunnels;
+    expect(again.map((t) => t.kind)).toEqual(['dynamic']);
+    expect(again[0]?.bindPort).not.toBe(socksPort);
+  } finally {
+    busy.close();
+    for (const sessionId of sessions) await client.call('sessions.close', { sessionId });
+    await client.call('connections.delete', { id: saved });
+  }
+});
+
+test('a saved forward is checked like a started one', async () => {
+  const bad = await failure(
+    client.call('connections.update', { id: connectionId, patch: { sshOptions: { forwards: [{ kind: 'dynamic', bindHost: '127.0.0.1', bindPort: 0, targetPort: 22 }] } } }),
+  );
+  expect(bad.code).toBe('EBADARGS');
+  expect(bad.message).toContain('each connection names its own');
+  const wide = await failure(
+    client.call('connections.update', { id: connectionId, patch: { sshOptions: { forwards: [{ kind: 'local', bindHost: '0.0.0.0' as '127.0.0.1', bindPort: 8080, targetPort: 80 }] } } }),
+  );
+  expect(wide.code).toBe('EBADARGS');
+  expect((await client.call('connections.get', { id: connectionId })).sshOptions.forwards).toBeUndefined();
+});

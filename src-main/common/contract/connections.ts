@@ -15,10 +15,43 @@ export const Hostname = z
 const Port = z.number().int('Port is a whole number').min(1, 'Port is 1–65535').max(65535, 'Port is 1–65535');
 const Tag = z.string().trim().min(1).max(40);
 
+/** Loopback only, on either side: a port forward is never offered to the network. */
+export const LoopbackHost = z.enum(['127.0.0.1', '::1']);
+
+/** OpenSSH's three kinds of port forward: -L, -R and -D (tunnels.*). */
+export const ForwardKind = z.enum(['local', 'remote', 'dynamic']);
+export type ForwardKind = z.infer<typeof ForwardKind>;
+
+/** A port forward as asked for (tunnels.start) or kept with a connection (sshOptions.forwards). */
+export const ForwardFields = z.object({
+  kind: ForwardKind.default('local'),
+  bindHost: LoopbackHost.default('127.0.0.1'),
+  /** 0 takes any free port. Ports below 1024 need administrator rights (root on the server, for remote). */
+  bindPort: z.number().int('Port is a whole number').min(0, 'Port is 0–65535').max(65535, 'Port is 0–65535'),
+  /** Local and remote forwards only; "localhost" when left out. */
+  targetHost: Hostname.optional(),
+  /** Local and remote forwards only, where it is required. */
+  targetPort: Port.optional(),
+});
+
+/** Local and remote forwards need a target; a dynamic one names none (each connection does). */
+export function forwardRules(f: z.infer<typeof ForwardFields>, ctx: z.RefinementCtx): void {
+  if (f.kind === 'dynamic' && (f.targetHost !== undefined || f.targetPort !== undefined)) {
+    ctx.addIssue({ code: 'custom', path: ['targetPort'], message: 'A dynamic (SOCKS) forward has no target: each connection names its own.' });
+  } else if (f.kind !== 'dynamic' && f.targetPort === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['targetPort'], message: `A ${f.kind} forward needs the port to forward to.` });
+  }
+}
+
+export const SavedForward = ForwardFields.superRefine(forwardRules);
+export type SavedForward = z.infer<typeof SavedForward>;
+
 export const SshOptions = z.object({
   keepaliveIntervalMs: z.number().int().min(0).max(600_000).optional(),
   /** Forward the local ssh-agent to the remote host. */
   agentForward: z.boolean().optional(),
+  /** Port forwards started with every session of this connection (as LocalForward & co. in ssh_config). */
+  forwards: z.array(SavedForward).max(16, 'A connection keeps at most 16 port forwards').optional(),
 });
 
 export const RdpOptions = z.object({

@@ -8,8 +8,12 @@ export const sshMethods = {
       cols: z.number().int().min(1).max(1000).default(80),
       rows: z.number().int().min(1).max(1000).default(24),
     }),
-    z.object({ sessionId: Id }),
-    'Connects a saved SSH connection (host key checked before any credential is sent) and opens a shell.',
+    z.object({
+      sessionId: Id,
+      /** The connection's saved port forwards that did not start (the session opened all the same), each saying why. */
+      forwardErrors: z.array(z.string()).optional(),
+    }),
+    "Connects a saved SSH connection (host key checked before any credential is sent), opens a shell and starts the connection's saved port forwards.",
   ),
   'ssh.reconnect': method(z.object({ sessionId: Id }), Ok, 'Reconnects a disconnected SSH session, keeping its scrollback.'),
   'ssh.exec': method(

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Hostname } from './connections.js';
+import { ForwardFields, ForwardKind, LoopbackHost, forwardRules } from './connections.js';
 import { Id, Ok, event, method } from './define.js';
 
 /**
@@ -11,17 +11,8 @@ import { Id, Ok, event, method } from './define.js';
  * - dynamic (ssh -D): a SOCKS5 proxy on this machine's loopback; each connection names its own
  *   destination, which the server connects to (and resolves, as socks5h does).
  */
-export const TunnelKind = z.enum(['local', 'remote', 'dynamic']);
-export type TunnelKind = z.infer<typeof TunnelKind>;
-
-/** Loopback only, on either side: a tunnel is never offered to the network. */
-const LoopbackHost = z.enum(['127.0.0.1', '::1']);
-const Port = (min: number) =>
-  z
-    .number()
-    .int('Port is a whole number')
-    .min(min, `Port is ${min}–65535`)
-    .max(65535, `Port is ${min}–65535`);
+export const TunnelKind = ForwardKind;
+export type TunnelKind = ForwardKind;
 
 export const Tunnel = z.object({
   tunnelId: Id,
@@ -45,27 +36,33 @@ export const Tunnel = z.object({
 });
 export type Tunnel = z.infer<typeof Tunnel>;
 
-export const TunnelStart = z
-  .object({
-    sessionId: Id,
-    kind: TunnelKind.default('local'),
-    bindHost: LoopbackHost.default('127.0.0.1'),
-    /** 0 takes any free port. Ports below 1024 need administrator rights (root on the server, for remote). */
-    bindPort: Port(0),
-    /** Local and remote forwards only; "localhost" when left out. */
-    targetHost: Hostname.optional(),
-    /** Local and remote forwards only, where it is required. */
-    targetPort: Port(1).optional(),
-  })
-  .superRefine((t, ctx) => {
-    if (t.kind === 'dynamic' && (t.targetHost !== undefined || t.targetPort !== undefined)) {
-      ctx.addIssue({ code: 'custom', path: ['targetPort'], message: 'A dynamic (SOCKS) forward has no target: each connection names its own.' });
-    } else if (t.kind !== 'dynamic' && t.targetPort === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['targetPort'], message: `A ${t.kind} forward needs the port to forward to.` });
-    }
-  });
+export const TunnelStart = ForwardFields.extend({ sessionId: Id }).superRefine(forwardRules);
+
 /** As a caller writes it: kind and bindHost may be left out. */
 export type TunnelStartInput = z.input<typeof TunnelStart>;
+
+/** A forward as both a tunnel and a saved forward describe it (a saved one's defaults left out). */
+interface ForwardSpec {
+  kind: ForwardKind;
+  bindHost: string;
+  bindPort: number;
+  targetHost?: string | null;
+  targetPort?: number | null;
+}
+
+/** A forward's identity, for matching a running tunnel to a saved forward: where it listens and where it goes. */
+export function forwardKey(f: ForwardSpec): string {
+  const dynamic = f.kind === 'dynamic';
+  return [f.kind, f.bindHost, f.bindPort, dynamic ? '' : (f.targetHost ?? 'localhost'), dynamic ? '' : (f.targetPort ?? '')].join(' ');
+}
+
+/** A forward in a person's words, as the tunnels dialog lists it. */
+export function describeForward(f: ForwardSpec): string {
+  const at = `${f.bindHost}:${f.bindPort === 0 ? 'any free port' : f.bindPort}`;
+  if (f.kind === 'dynamic') return `SOCKS5 proxy on ${at}`;
+  const target = `${f.targetHost ?? 'localhost'}:${f.targetPort ?? '?'}`;
+  return f.kind === 'remote' ? `Server ${at} → ${target} here` : `${at} → ${target}`;
+}
 
 export const tunnelsMethods = {
   'tunnels.start': method(

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
 import type { Client, ClientChannel, SFTPWrapper } from 'ssh2';
 import { OK } from '../../common/contract/define.js';
+import type { SavedForward } from '../../common/contract/connections.js';
 import type { SessionInfo } from '../../common/contract/sessions.js';
+import { describeForward } from '../../common/contract/tunnels.js';
 import { WraithError } from '../../common/errors.js';
 import type { ConnectionsService, ResolvedConnection } from '../connections/connections-service.js';
 import type { HostKeyStore } from '../hostkeys/host-key-store.js';
@@ -12,7 +14,7 @@ import type { FlowControlOptions, TerminalCwd } from '../terminal/terminal-sessi
 import { TerminalSession } from '../terminal/terminal-session.js';
 import type { TerminalService } from '../terminal/terminal-service.js';
 import { type ConnectDeps, MAX_JUMP_HOPS, PromptBroker, connectChain } from './ssh-connect.js';
-import { Tunnels } from './tunnels.js';
+import { Tunnels, sameForward } from './tunnels.js';
 import { type Tunnel, listenTunnel } from './tunnel.js';
 
 export interface SshServiceDeps {
@@ -292,7 +294,7 @@ export class SshService {
     return chain;
   }
 
-  async open(input: { connectionId: string; cols: number; rows: number }, signal?: AbortSignal): Promise<{ sessionId: string }> {
+  async open(input: { connectionId: string; cols: number; rows: number }, signal?: AbortSignal): Promise<{ sessionId: string; forwardErrors?: string[] }> {
     const chain = this.resolveChain(input.connectionId);
     const target = chain[0] as ResolvedConnection;
     const session = new SshSession(randomUUID(), this.deps.bus, target.id, target.name, this, {
@@ -305,7 +307,32 @@ export class SshService {
     await this.tracked(signal, (s) => session.connect(chain, this.connectDeps, s));
     this.deps.terminals.add(session);
     this.deps.sessions.add(session);
-    return { sessionId: session.id };
+    const forwardErrors = await this.startSavedForwards(session, target.sshOptions.forwards ?? []);
+    return forwardErrors.length > 0 ? { sessionId: session.id, forwardErrors } : { sessionId: session.id };
+  }
+
+  /**
+   * A connection's saved port forwards start with each of its sessions, as ssh starts a host's
+   * LocalForward lines. One that another session of the connection already runs is left to it
+   * (a second tab, "open a terminal here"), rather than failing on a port in use. One that
+   * cannot start is reported, and the session stays open, as ssh warns and goes on.
+   */
+  private async startSavedForwards(session: SshSession, forwards: SavedForward[]): Promise<string[]> {
+    const errors: string[] = [];
+    for (const f of forwards) {
+      const spec = { ...f, targetHost: f.kind === 'dynamic' ? null : (f.targetHost ?? 'localhost'), targetPort: f.targetPort ?? null };
+      const runningElsewhere = this.tunnels.list().some((t) => {
+        const owner = this.deps.terminals.get(t.sessionId);
+        return owner instanceof SshSession && owner.connectionId === session.connectionId && sameForward(t, spec);
+      });
+      if (runningElsewhere) continue;
+      try {
+        await this.tunnels.start(session, spec);
+      } catch (err) {
+        errors.push(`The saved port forward (${describeForward(spec)}) did not start: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    return errors;
   }
 
   async reconnect(sessionId: string, signal?: AbortSignal): Promise<void> {

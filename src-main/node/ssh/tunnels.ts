@@ -3,7 +3,7 @@ import { type AddressInfo, type Server, type Socket, connect, createServer } fro
 import type { Duplex } from 'node:stream';
 import { Socks5Server } from '@pondwader/socks5-server';
 import type { Client, ClientChannel, TcpConnectionDetails } from 'ssh2';
-import type { Tunnel, TunnelKind } from '../../common/contract/tunnels.js';
+import { type Tunnel, type TunnelKind, forwardKey } from '../../common/contract/tunnels.js';
 import { WraithError } from '../../common/errors.js';
 import { carryThrough } from './tunnel.js';
 
@@ -244,6 +244,14 @@ export class Tunnels {
   private changed(sessionId: string): void {
     this.onChange(sessionId, this.list(sessionId));
   }
+}
+
+/**
+ * Whether a running tunnel is the forward `f` asks for. A forward on port 0 is never "already
+ * running": it takes a new free port each time, so it cannot clash.
+ */
+export function sameForward(t: TunnelOptions, f: TunnelOptions): boolean {
+  return f.bindPort !== 0 && forwardKey(t) === forwardKey(f);
 }
 
 type SocksReply = Parameters<Parameters<Socks5Server['setConnectionHandler']>[0]>[1];
