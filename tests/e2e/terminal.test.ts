@@ -168,7 +168,7 @@ describe('terminals in browser mode', () => {
       await dialog.locator('input[name=targetHost]').fill('127.0.0.1');
       await dialog.locator('input[name=targetPort]').fill(String(webPort));
       await dialog.getByRole('button', { name: 'Start' }).click();
-      const row = dialog.locator('.tunnel');
+      const row = dialog.locator('.tunnel:not(.idle)');
       await row.waitFor();
       const port = Number(await row.getAttribute('data-port'));
       expect(await row.innerText()).toContain(`127.0.0.1:${port} → 127.0.0.1:${webPort}`);
@@ -176,8 +176,23 @@ describe('terminals in browser mode', () => {
       await expect.poll(() => row.innerText()).toContain('0 open · 1 so far');
       expect(await tab.getAttribute('title')).toContain('1 port forward');
 
+      // Saved with the connection: stopped, it waits in the dialog to be started again or forgotten.
+      const keep = dialog.getByRole('button', { name: `Keep the tunnel on port ${port} for test sshd` });
+      await keep.click();
+      await expect.poll(() => keep.getAttribute('aria-pressed')).toBe('true');
       await dialog.getByRole('button', { name: `Stop the tunnel on port ${port}` }).click();
       await row.waitFor({ state: 'detached' });
+      expect(await get(port)).toBe('refused');
+      const idle = dialog.locator('.tunnel.idle');
+      expect(await idle.innerText()).toContain(`127.0.0.1:${port} → 127.0.0.1:${webPort}`);
+      await dialog.getByRole('button', { name: `Start the saved tunnel on port ${port}` }).click();
+      await idle.waitFor({ state: 'detached' });
+      expect(await get(port)).toBe('through the tunnel');
+      await keep.click(); // forget it
+      await expect.poll(() => keep.getAttribute('aria-pressed')).toBe('false');
+      await dialog.getByRole('button', { name: `Stop the tunnel on port ${port}` }).click();
+      await row.waitFor({ state: 'detached' });
+      expect(await idle.count()).toBe(0);
       expect(await get(port)).toBe('refused');
 
       // Remote (-R): the server's port leads back to the web service here (the sshd is on this machine).
