@@ -139,8 +139,13 @@ export const connectionsMethods = {
       text: z.string().max(1_000_000).optional(),
       groupId: Id.nullable().optional(),
     }).optional(),
-    z.object({ created: z.array(Connection), skipped: z.array(z.object({ host: z.string(), reason: z.string() })) }),
-    'Imports Host entries (HostName, User, Port, IdentityFile, ProxyJump) from an OpenSSH config.',
+    z.object({
+      created: z.array(Connection),
+      skipped: z.array(z.object({ host: z.string(), reason: z.string() })),
+      /** Parts of an imported entry left out, each saying why (a forward listening beyond loopback, a Unix socket). */
+      notes: z.array(z.object({ host: z.string(), note: z.string() })),
+    }),
+    'Imports Host entries (HostName, User, Port, IdentityFile, ProxyJump; LocalForward, RemoteForward, DynamicForward as saved port forwards) from an OpenSSH config.',
   ),
   'connections.groups.create': method(
     z.object({ name: z.string().trim().min(1, 'Give the group a name').max(200), parentId: Id.nullable().default(null) }),

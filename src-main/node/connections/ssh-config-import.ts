@@ -5,10 +5,13 @@ import SSHConfig from 'ssh-config';
 import type { Connection } from '../../common/contract/connections.js';
 import { WraithError } from '../../common/errors.js';
 import type { ConnectionsService } from './connections-service.js';
+import { forwardsFromSshConfig } from './ssh-config-forwards.js';
 
 export interface ImportResult {
   created: Connection[];
   skipped: { host: string; reason: string }[];
+  /** What of a created connection's entry was left out (a forward Wraith cannot run). */
+  notes: { host: string; note: string }[];
 }
 
 function first(v: string | string[] | undefined): string | undefined {
@@ -39,8 +42,8 @@ function parseJumpSpec(spec: string): { user?: string; host: string; port?: numb
 
 /**
  * Imports concrete `Host` entries (no wildcards) from an OpenSSH client config: the effective
- * HostName, User, Port and IdentityFile (so `Host *` defaults apply), and ProxyJump chains as
- * jump-host links. Entries that already exist (same name, host and port) are skipped.
+ * HostName, User, Port and IdentityFile (so `Host *` defaults apply), ProxyJump chains as
+ * jump-host links, and LocalForward, RemoteForward and DynamicForward as saved port forwards. Entries that already exist (same name, host and port) are skipped.
  */
 export function importSshConfig(
   connections: ConnectionsService,
@@ -68,7 +71,7 @@ export function importSshConfig(
 
   const existing = connections.list().connections;
   const byName = new Map(existing.filter((c) => c.kind === 'ssh').map((c) => [c.name, c]));
-  const result: ImportResult = { created: [], skipped: [] };
+  const result: ImportResult = { created: [], skipped: [], notes: [] };
   const computed = new Map(aliases.map((a) => [a, config.compute(a)]));
 
   const ensure = (alias: string, depth: number): Connection | null => {
@@ -98,6 +101,8 @@ export function importSshConfig(
       result.skipped.push({ host: alias, reason: `Port "${portText}" is not a valid port` });
       return null;
     }
+    // A jump host named only inside a ProxyJump has no entry, so no forwards of its own.
+    const { forwards, notes } = params ? forwardsFromSshConfig(params) : { forwards: [], notes: [] };
     try {
       const created = connections.create({
         name: alias,
@@ -111,12 +116,13 @@ export function importSshConfig(
         authMethod: identity ? 'key' : 'agent',
         keyPath: identity ? expandHome(identity) : null,
         jumpHostId,
-        sshOptions: {},
+        sshOptions: forwards.length > 0 ? { forwards } : {},
         rdpOptions: {},
         notes: '',
       });
       byName.set(alias, created);
       result.created.push(created);
+      for (const note of notes) result.notes.push({ host: alias, note });
       return created;
     } catch (err) {
       result.skipped.push({ host: alias, reason: err instanceof Error ? err.message : String(err) });
