@@ -89,7 +89,12 @@ export class Tunnels {
   async resume(session: TunnelSession): Promise<void> {
     const remote = this.of(session.id).filter((t) => t.info.kind === 'remote');
     if (remote.length === 0) return;
-    const client = session.client();
+    let client: Client;
+    try {
+      client = session.client();
+    } catch {
+      return; // down again already: the next reconnect asks
+    }
     await Promise.all(
       remote.map(async (t) => {
         try {
