@@ -20,23 +20,12 @@ export function forwardsFromSshConfig(params: Record<string, string | string[] |
   };
 
   for (const value of lines('LocalForward')) {
-    add('LocalForward', value, ([listen = '', target = '']) => {
-      const at = listenSpec(listen);
-      if (typeof at === 'string') return at;
-      const to = targetSpec(target);
-      if (typeof to === 'string') return to;
-      return { kind: 'local', ...at, ...to };
-    });
+    add('LocalForward', value, ([listen = '', target = '']) => listenAndTarget('local', listen, target));
   }
   for (const value of lines('RemoteForward')) {
-    add('RemoteForward', value, ([listen = '', target]) => {
-      if (target === undefined) return 'a SOCKS proxy on the server (RemoteForward without a target) is not one Wraith runs';
-      const at = listenSpec(listen);
-      if (typeof at === 'string') return at;
-      const to = targetSpec(target);
-      if (typeof to === 'string') return to;
-      return { kind: 'remote', ...at, ...to };
-    });
+    add('RemoteForward', value, ([listen = '', target]) =>
+      target === undefined ? 'a SOCKS proxy on the server (RemoteForward without a target) is not one Wraith runs' : listenAndTarget('remote', listen, target),
+    );
   }
   for (const value of lines('DynamicForward')) {
     add('DynamicForward', value, ([listen = '']) => {
@@ -49,6 +38,14 @@ export function forwardsFromSshConfig(params: Record<string, string | string[] |
     forwards.length = 16;
   }
   return { forwards, notes };
+}
+
+/** A local or remote forward's two halves, or why it cannot be one. */
+function listenAndTarget(kind: 'local' | 'remote', listen: string, target: string): SavedForward | string {
+  const at = listenSpec(listen);
+  if (typeof at === 'string') return at;
+  const to = targetSpec(target);
+  return typeof to === 'string' ? to : { kind, ...at, ...to };
 }
 
 /** "[address:]port", "[v6]:port" or "address/port" → a loopback listener, or why not. */
