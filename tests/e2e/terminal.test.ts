@@ -188,7 +188,19 @@ describe('terminals in browser mode', () => {
       await dialog.getByRole('button', { name: `Start the saved tunnel on port ${port}` }).click();
       await idle.waitFor({ state: 'detached' });
       expect(await get(port)).toBe('through the tunnel');
-      await keep.click(); // forget it
+      // The connection's editor lists it, and removing it there forgets it.
+      await dialog.getByRole('button', { name: 'Close', exact: true }).last().click();
+      await page.getByRole('treeitem', { name: /test sshd/ }).first().click({ button: 'right' });
+      await page.getByRole('menuitem', { name: 'Edit…' }).click();
+      const editor = page.getByRole('dialog', { name: 'Edit test sshd' });
+      const savedList = editor.getByRole('list', { name: 'Saved port forwards' });
+      expect(await savedList.innerText()).toContain(`127.0.0.1:${port} → 127.0.0.1:${webPort}`);
+      await editor.getByRole('button', { name: `Remove the port forward on port ${port}` }).click();
+      await savedList.waitFor({ state: 'detached' });
+      await editor.getByRole('button', { name: 'Save', exact: true }).click();
+      await editor.waitFor({ state: 'detached' });
+      await tab.click({ button: 'right' });
+      await page.getByRole('menuitem', { name: 'Port forwarding…' }).click();
       await expect.poll(() => keep.getAttribute('aria-pressed')).toBe('false');
       await dialog.getByRole('button', { name: `Stop the tunnel on port ${port}` }).click();
       await row.waitFor({ state: 'detached' });
