@@ -5,6 +5,7 @@
  * hijacked by text a remote host prints, and never lets a secret printed remotely leave.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -120,13 +121,20 @@ describe('XO on a real SSH session', () => {
     expect(entry).toMatchObject({ tool: 'terminal_exec', decision: 'auto', decidedBy: 'mode auto', status: 'ok', sessionId });
   });
 
-  it('connect_ssh opens a session to a saved connection, and disconnect closes it', async () => {
+  it('connect_ssh opens a session to a saved connection (saying which saved forwards did not start), and disconnect closes it', async () => {
     await client.call('ai.mode.set', { mode: 'auto' });
+    // A saved forward on a port something else holds: the session opens, the XO hears why the forward did not.
+    const busy = createServer();
+    await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+    const busyPort = (busy.address() as AddressInfo).port;
+    await client.call('connections.update', { id: connectionId, patch: { sshOptions: { forwards: [{ kind: 'local', bindHost: '127.0.0.1', bindPort: busyPort, targetPort: 22 }] } } });
     let opened = '';
+    let connectText = '';
     fake.enqueue(
       { content: [{ type: 'tool_use', id: 'toolu_c', name: 'connect_ssh', input: { connectionId } }] },
       (req) => {
-        opened = /Connected: session (\S+) /.exec(lastToolResult(req)?.text ?? '')?.[1] ?? '';
+        connectText = lastToolResult(req)?.text ?? '';
+        opened = /Connected: session (\S+) /.exec(connectText)?.[1] ?? '';
         return { content: [{ type: 'tool_use', id: 'toolu_d', name: 'disconnect', input: { sessionId: opened } }] };
       },
       { content: [{ type: 'text', text: 'Opened and closed.' }] },
@@ -137,6 +145,9 @@ describe('XO on a real SSH session', () => {
     const { runId } = await client.call('ai.send', { message: 'open web01 again, then close it' });
     await log.wait('ai.done', (d) => d.runId === runId);
     off();
+    busy.close();
+    await client.call('connections.update', { id: connectionId, patch: { sshOptions: {} } });
+    expect(connectText).toContain(`The saved port forward (127.0.0.1:${busyPort} → localhost:22) did not start: Port ${busyPort} is already in use`);
     client.subscribe(['ai.']);
     expect(opened).not.toBe('');
     expect(opened).not.toBe(sessionId);

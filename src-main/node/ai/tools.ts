@@ -203,8 +203,9 @@ function connectTool(kind: 'ssh' | 'rdp', method: 'ssh.open' | 'rdp.open'): AiTo
       details: details({ action: `Connect (${label}) to saved connection ${i.connectionId}` }),
       guarded: null,
       run: async (ctx) => {
-        const r = z.object({ sessionId: z.string() }).parse(await callMethod(ctx, name, method, { connectionId: i.connectionId }));
-        return { text: `Connected: session ${r.sessionId} (${ctx.sessionLabel(r.sessionId)}).` };
+        const r = z.object({ sessionId: z.string(), forwardErrors: z.array(z.string()).optional() }).parse(await callMethod(ctx, name, method, { connectionId: i.connectionId }));
+        const forwards = r.forwardErrors?.length ? `\n${r.forwardErrors.join('\n')}` : '';
+        return { text: `Connected: session ${r.sessionId} (${ctx.sessionLabel(r.sessionId)}).${forwards}` };
       },
     }),
   });
