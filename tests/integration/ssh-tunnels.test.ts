@@ -77,6 +77,40 @@ async function socksRoundTrip(proxyPort: number, host: string, port: number, tex
   });
 }
 
+/**
+ * SOCKS5 by hand, as an optimistic client does it: greeting, then the CONNECT request and the
+ * first payload in one write, before the proxy's reply. Resolves with the payload's echo.
+ */
+function optimisticSocks(proxyPort: number, port: number, text: string): Promise<string> {
+  return new Promise((resolve) => {
+    const s = connect(proxyPort, '127.0.0.1');
+    let got = Buffer.alloc(0);
+    let stage = 'greeting';
+    const done = (out: string) => {
+      s.destroy();
+      resolve(out);
+    };
+    s.on('connect', () => s.write(Buffer.from([5, 1, 0])));
+    s.on('data', (d: Buffer) => {
+      got = Buffer.concat([got, d]);
+      if (stage === 'greeting' && got.length >= 2) {
+        got = got.subarray(2);
+        stage = 'reply';
+        const request = Buffer.from([5, 1, 0, 1, 127, 0, 0, 1, port >> 8, port & 0xff]);
+        s.write(Buffer.concat([request, Buffer.from(text)]));
+      }
+      if (stage === 'reply' && got.length >= 10) {
+        if (got[1] !== 0) return done(`refused (${got[1]})`);
+        got = got.subarray(10);
+        stage = 'data';
+      }
+      if (stage === 'data' && got.length >= text.length) done(got.toString());
+    });
+    s.on('close', () => done(stage === 'data' ? got.toString() : ''));
+    setTimeout(() => done(stage === 'data' ? got.toString() : ''), 3000);
+  });
+}
+
 beforeAll(async () => {
   sshd = await startSshd();
   dataDir = mkdtempSync(join(tmpdir(), 'wraith-tunnels-'));
@@ -232,6 +266,8 @@ test('a dynamic tunnel is a SOCKS5 proxy: each connection names where the server
     await expect(socksRoundTrip(t.bindPort, '127.0.0.1', dead, 'x')).rejects.toThrow(/ConnectionRefused/);
     const failed = await until('the refusal to be recorded', async () => (await client.call('tunnels.list', { sessionId })).tunnels.find((x) => x.lastError !== null));
     expect(failed.lastError).toContain(`could not connect to 127.0.0.1:${dead}`);
+    // A client that sends its first bytes with the CONNECT request (optimistic data) loses none.
+    expect(await optimisticSocks(t.bindPort, echoPort, 'sent early')).toBe('sent early');
     // Something that is not SOCKS is dropped, and the proxy goes on.
     expect(await roundTrip(t.bindPort, 'GET / HTTP/1.0\r\n\r\n')).toBe('');
     expect(await socksRoundTrip(t.bindPort, '127.0.0.1', echoPort, 'still here')).toBe('still here');

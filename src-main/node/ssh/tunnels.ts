@@ -178,6 +178,11 @@ export class Tunnels {
     }
     // Dynamic: the SOCKS5 handshake names the destination, then the server connects to it.
     socks((conn, reply) => {
+      // The library resumes the socket as soon as this returns, before the channel is open: a
+      // client's first bytes sent with its request (optimistic data) would flow to no one. Pause
+      // it again once the library is done (a microtask runs before the resume takes effect);
+      // the pipe resumes it when the channel opens.
+      queueMicrotask(() => socket.pause());
       const where = `${conn.destAddress}:${conn.destPort}`;
       carryThrough(
         client,
