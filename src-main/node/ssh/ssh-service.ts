@@ -14,7 +14,7 @@ import type { FlowControlOptions, TerminalCwd } from '../terminal/terminal-sessi
 import { TerminalSession } from '../terminal/terminal-session.js';
 import type { TerminalService } from '../terminal/terminal-service.js';
 import { type ConnectDeps, MAX_JUMP_HOPS, PromptBroker, connectChain } from './ssh-connect.js';
-import { Tunnels, sameForward } from './tunnels.js';
+import { Tunnels, sameForward, tunnelOptions } from './tunnels.js';
 import { type Tunnel, listenTunnel } from './tunnel.js';
 
 export interface SshServiceDeps {
@@ -320,7 +320,7 @@ export class SshService {
   private async startSavedForwards(session: SshSession, forwards: SavedForward[]): Promise<string[]> {
     const errors: string[] = [];
     for (const f of forwards) {
-      const spec = { ...f, targetHost: f.kind === 'dynamic' ? null : (f.targetHost ?? 'localhost'), targetPort: f.targetPort ?? null };
+      const spec = tunnelOptions(f);
       const runningElsewhere = this.tunnels.list().some((t) => {
         const owner = this.deps.terminals.get(t.sessionId);
         return owner instanceof SshSession && owner.connectionId === session.connectionId && sameForward(t, spec);
@@ -486,15 +486,7 @@ export class SshService {
     router.handle('ssh.reconnect', async (i, ctx) => (await this.reconnect(i.sessionId, ctx.signal), OK));
     router.handle('ssh.exec', (i) => this.exec(i));
     router.handle('ssh.answer', (i) => (this.prompts.answer(i.promptId, i.answers), OK));
-    router.handle('tunnels.start', (i) =>
-      this.tunnels.start(this.session(i.sessionId), {
-        kind: i.kind,
-        bindHost: i.bindHost,
-        bindPort: i.bindPort,
-        targetHost: i.kind === 'dynamic' ? null : (i.targetHost ?? 'localhost'),
-        targetPort: i.targetPort ?? null,
-      }),
-    );
+    router.handle('tunnels.start', (i) => this.tunnels.start(this.session(i.sessionId), tunnelOptions(i)));
     router.handle('tunnels.stop', (i) => (this.tunnels.stop(i.tunnelId), OK));
     router.handle('tunnels.list', (i) => ({ tunnels: this.tunnels.list(i?.sessionId) }));
   }

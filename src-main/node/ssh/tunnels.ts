@@ -24,6 +24,12 @@ export interface TunnelOptions {
   targetPort: number | null;
 }
 
+/** A forward as asked for (tunnels.start) or saved, with what it leaves out filled in. */
+export function tunnelOptions(f: { kind: TunnelKind; bindHost: Tunnel['bindHost']; bindPort: number; targetHost?: string; targetPort?: number }): TunnelOptions {
+  const dynamic = f.kind === 'dynamic';
+  return { kind: f.kind, bindHost: f.bindHost, bindPort: f.bindPort, targetHost: dynamic ? null : (f.targetHost ?? 'localhost'), targetPort: dynamic ? null : (f.targetPort ?? null) };
+}
+
 interface Running {
   info: Tunnel;
   session: TunnelSession;
