@@ -160,6 +160,8 @@ describe('terminals in browser mode', () => {
       await page.getByRole('menuitem', { name: 'Port forwarding…' }).click();
       const dialog = page.getByRole('dialog', { name: 'Port forwarding — test sshd' });
       expect(await dialog.innerText()).toContain('No tunnels through test sshd yet.');
+      // The page is on the Wraith host's own loopback, so "here" is this computer.
+      expect(await dialog.innerText()).toContain('Connections to a port on this computer go through the server');
 
       await dialog.locator('input[name=targetPort]').fill('http');
       await dialog.getByRole('button', { name: 'Start' }).click();
