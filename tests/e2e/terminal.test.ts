@@ -4,12 +4,13 @@
  * input), and the local shell panel.
  */
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import sharp from 'sharp';
 import { SocksClient } from 'socks';
 import { type TestBrowser, createSshConnectionInUi, openApp } from '../fixtures/browser.js';
+import { connectWebSocket } from '../../src-main/server/ws-client.js';
 import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
@@ -253,6 +254,30 @@ describe('terminals in browser mode', () => {
       web.close();
       // A failure above must not leave the dialog over the terminal for the tests after this one.
       if (await page.getByRole('dialog', { name: 'Port forwarding — test sshd' }).isVisible()) await page.keyboard.press('Escape');
+    }
+  });
+
+  it("names a saved port forward that could not start in a toast when a tab opens, and the tab opens all the same", async () => {
+    const api = await connectWebSocket(server.url, new URL(server.openUrl).searchParams.get('token') ?? '');
+    const busy = createNetServer();
+    await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+    const busyPort = (busy.address() as AddressInfo).port;
+    const conn = (await api.call('connections.list', {})).connections.find((c) => c.name === 'test sshd');
+    if (!conn) throw new Error('the test sshd connection is missing');
+    const tabs = await page.locator('.tab').count();
+    try {
+      await api.call('connections.update', { id: conn.id, patch: { sshOptions: { ...conn.sshOptions, forwards: [{ kind: 'local', bindHost: '127.0.0.1', bindPort: busyPort, targetPort: 5432 }] } } });
+      await page.getByRole('treeitem', { name: /^test sshd, SSH/ }).dblclick();
+      await page
+        .locator('.toasts .toast', { hasText: `test sshd: The saved port forward (127.0.0.1:${busyPort} → localhost:5432) did not start: Port ${busyPort} is already in use` })
+        .waitFor({ timeout: 20_000 });
+      await expect.poll(() => page.locator('.tab').count()).toBe(tabs + 1);
+      await page.locator('.tab-panel:visible .terminal-pane[data-session-id]').waitFor({ timeout: 20_000 });
+    } finally {
+      await api.call('connections.update', { id: conn.id, patch: { sshOptions: conn.sshOptions } });
+      busy.close();
+      api.close();
+      if ((await page.locator('.tab').count()) > tabs) await page.locator('.tab.active').getByRole('button', { name: /^Close/ }).click();
     }
   });
 
