@@ -76,10 +76,10 @@ function exitReason(p: EventPayload<'terminal.exit'>): string {
   return 'Session ended.';
 }
 
-/** Open sessions (from the host) and the terminal tabs the window shows. */
 /** sessionStorage key of the local shell panel's session id. */
 const PANEL_SESSION_KEY = 'wraith.panelSession';
 
+/** Open sessions (from the host) and the terminal tabs the window shows. */
 export const useSessionsStore = defineStore('sessions', () => {
   const host = useHost();
   const vault = useVaultStore();

@@ -1,4 +1,5 @@
 import { type AddressInfo, type Server, type Socket, createServer } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Client, ClientChannel } from 'ssh2';
 
 export interface Tunnel {
@@ -32,6 +33,15 @@ export async function listenTunnel(chain: Client[], host: string, port: number):
   return { host: '127.0.0.1', port: (server.address() as AddressInfo).port, close };
 }
 
+/** Joins two connections: each one's bytes go to the other, and when one fails or closes, so does the other. */
+export function splice(a: Duplex, b: Duplex): void {
+  a.pipe(b).pipe(a);
+  a.on('error', () => b.destroy());
+  b.on('error', () => a.destroy());
+  a.on('close', () => b.destroy());
+  b.on('close', () => a.destroy());
+}
+
 /**
  * Carries one local connection through `via` to host:port (direct-tcpip): the two streams are
  * piped both ways and each end closes the other. `onRefused` hears why the server would not
@@ -50,11 +60,7 @@ export function carryThrough(via: Client, socket: Socket, host: string, port: nu
       return;
     }
     onCarried?.();
-    socket.pipe(stream).pipe(socket);
-    socket.on('error', () => stream.destroy());
-    stream.on('error', () => socket.destroy());
-    socket.on('close', () => stream.destroy());
-    stream.on('close', () => socket.destroy());
+    splice(socket, stream);
   };
   try {
     via.forwardOut('127.0.0.1', socket.remotePort ?? 0, host, port, opened);

@@ -5,7 +5,7 @@ import { Socks5Server } from '@pondwader/socks5-server';
 import type { Client, ClientChannel, TcpConnectionDetails } from 'ssh2';
 import { type Tunnel, type TunnelKind, forwardKey } from '../../common/contract/tunnels.js';
 import { WraithError } from '../../common/errors.js';
-import { carryThrough } from './tunnel.js';
+import { carryThrough, splice } from './tunnel.js';
 
 /** What a tunnel needs of its session: the client to carry a connection through, now. */
 export interface TunnelSession {
@@ -247,14 +247,8 @@ export class Tunnels {
     const port = t.info.targetPort ?? 0;
     const socket = connect({ host, port });
     socket.once('connect', () => (t.info.lastError = null));
-    socket.on('error', (err) => {
-      this.refused(t, `This computer could not connect to ${host}:${port}: ${err.message}`);
-      socket.destroy();
-    });
-    channel.on('error', () => socket.destroy());
-    socket.on('close', () => channel.destroy());
-    channel.on('close', () => socket.destroy());
-    channel.pipe(socket).pipe(channel);
+    socket.on('error', (err) => this.refused(t, `This computer could not connect to ${host}:${port}: ${err.message}`));
+    splice(channel, socket);
   }
 
   private changed(sessionId: string): void {
