@@ -9,7 +9,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -596,6 +596,24 @@ describe('the SFTP panel of an SSH tab', () => {
     await confirmTree.getByRole('button', { name: 'Delete' }).click();
     await row('tree').waitFor({ state: 'detached' });
     expect(existsSync(remote('tree'))).toBe(false);
+  });
+
+  it('marks a name that is not UTF-8 on the server, and says why deleting it cannot work', async () => {
+    // "café.txt" in Latin-1 (é = 0xE9), as older systems and Samba shares leave them.
+    const latin1 = Buffer.concat([Buffer.from(`${remote()}/caf`), Buffer.from([0xe9]), Buffer.from('.txt')]);
+    writeFileSync(latin1, 'x');
+    const { uid, gid } = accountIds(sshd.users.password.username);
+    chownSync(latin1, uid, gid);
+    await panel().getByRole('button', { name: 'Refresh' }).click();
+    const shown = row('caf\uFFFD.txt');
+    await shown.waitFor();
+    expect(await shown.locator('.entry-name').getAttribute('class')).toContain('not-utf8');
+    expect(await shown.getAttribute('title')).toContain('not UTF-8');
+    await menu('caf\uFFFD.txt', 'Delete…');
+    await page.getByRole('dialog', { name: 'Delete caf\uFFFD.txt?' }).getByRole('button', { name: 'Delete' }).click();
+    await page.locator('.toasts .toast', { hasText: 'stands for bytes that are not UTF-8' }).waitFor();
+    expect(existsSync(latin1)).toBe(true);
+    rmSync(latin1);
   });
 
   it('fits a 900 px window with the files and XO panels open: the terminal keeps room, nothing overlaps, names stay', async () => {

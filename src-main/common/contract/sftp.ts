@@ -33,6 +33,11 @@ export const SftpErrorReason = z.enum([
   'not_empty',
   /** sftp.uploadChunk out of order. */
   'bad_offset',
+  /**
+   * Not found, and the path has U+FFFD in it: most likely a name on the server that is not UTF-8
+   * (Latin-1 and the like), which the listing could only show with � and SFTP cannot reach by it.
+   */
+  'name_not_utf8',
 ]);
 export type SftpErrorReason = z.infer<typeof SftpErrorReason>;
 

@@ -26,6 +26,25 @@ export function sftpError(code: ErrorCode, message: string, reason?: SftpErrorRe
   return new WraithError(code, message, reason ? { reason, ...details } : Object.keys(details).length ? details : undefined);
 }
 
+/** What a listing shows for bytes of a name that are not UTF-8 (ssh2 decodes every name as UTF-8). */
+const REPLACEMENT_CHAR = '\uFFFD';
+
+/**
+ * A name that is not UTF-8 (a file saved under Latin-1, say) reaches us with its odd bytes
+ * replaced by U+FFFD, and a path built from that names no file: "no such file" beside a file the
+ * listing shows would be a riddle, so say why and how to get at it.
+ */
+function notUtf8NameError(where: string, path: string): WraithError {
+  return sftpError(
+    'ENOTFOUND',
+    `Cannot ${where}: no file on the server has this name. Its ${REPLACEMENT_CHAR} stands for bytes that are not UTF-8 (a name ` +
+      'saved in an older encoding such as Latin-1), and SFTP reaches a file only by its exact name. Rename it in the ' +
+      "terminal to work with it here (ls -b shows those bytes as escapes: mv $'caf\\351.txt' café.txt).",
+    'name_not_utf8',
+    { path },
+  );
+}
+
 /**
  * Turns an ssh2 SFTP error into ours, naming what was being done and to which path:
  * NO_SUCH_FILE → ENOTFOUND, PERMISSION_DENIED → EDENIED, a lost channel → ESESSIONCLOSED, else EIO.
@@ -37,6 +56,7 @@ export function fromSftpError(err: unknown, action: string, path: string): Wrait
   const where = `${action} ${path}`;
   switch (code) {
     case SFTP_STATUS.NO_SUCH_FILE:
+      if (path.includes(REPLACEMENT_CHAR)) return notUtf8NameError(where, path);
       return new WraithError('ENOTFOUND', `Cannot ${where}: no such file or directory on the server.`, { path });
     case SFTP_STATUS.PERMISSION_DENIED:
       return new WraithError('EDENIED', `Cannot ${where}: permission denied on the server.`, { path });
