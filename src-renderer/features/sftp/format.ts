@@ -26,12 +26,15 @@ export function formatEta(seconds: number | null): string {
 
 const p2 = (n: number) => String(n).padStart(2, '0');
 
+/** As ls prints them. (toLocaleString with options builds a formatter per call: 0.1 ms a row.) */
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
 /** "Nov 25 23:30" this year, else "2024-11-25". */
 export function formatMtime(iso: string, now = new Date()): string {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return '';
   if (d.getFullYear() === now.getFullYear()) {
-    return `${d.toLocaleString('en', { month: 'short' })} ${p2(d.getDate())} ${p2(d.getHours())}:${p2(d.getMinutes())}`;
+    return `${MONTHS[d.getMonth()]} ${p2(d.getDate())} ${p2(d.getHours())}:${p2(d.getMinutes())}`;
   }
   return `${d.getFullYear()}-${p2(d.getMonth() + 1)}-${p2(d.getDate())}`;
 }
