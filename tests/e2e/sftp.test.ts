@@ -598,22 +598,80 @@ describe('the SFTP panel of an SSH tab', () => {
     expect(existsSync(remote('tree'))).toBe(false);
   });
 
+  it('draws only the rows near the view in a folder of 3000 files, and keys still reach every row', async () => {
+    const { uid, gid } = accountIds(sshd.users.password.username);
+    const many = remote('many');
+    mkdirSync(many);
+    chownSync(many, uid, gid);
+    for (let i = 1; i <= 3000; i++) {
+      const f = join(many, `f-${String(i).padStart(4, '0')}.log`);
+      writeFileSync(f, '');
+      chownSync(f, uid, gid);
+    }
+    const list = panel().locator('.sftp-list');
+    /** The focused row's name, and whether the whole row is in sight below the list's sticky header. */
+    const focused = () =>
+      list.evaluate((l) => {
+        const f = document.activeElement as HTMLElement;
+        const head = l.querySelector('thead')?.getBoundingClientRect().bottom ?? 0;
+        const r = f.getBoundingClientRect();
+        return { name: f.dataset.name ?? null, inSight: r.top >= head - 1 && r.bottom <= l.getBoundingClientRect().bottom + 1 };
+      });
+    try {
+      await panel().getByRole('button', { name: 'Refresh' }).click();
+      await row('many').locator('.entry-name').dblclick();
+      await row('f-0001.log').waitFor();
+      // A window of rows, not 3000 (the table still says how many there are, for screen readers).
+      expect(await panel().locator('tr.sftp-row').count()).toBeLessThan(200);
+      expect(await panel().locator('table.sftp-table').getAttribute('aria-rowcount')).toBe('3001');
+      await row('f-0001.log').locator('.entry-name').click();
+      await page.keyboard.press('End');
+      await expect.poll(focused).toEqual({ name: 'f-3000.log', inSight: true });
+      await page.keyboard.press('PageUp');
+      await expect.poll(async () => (await focused()).name).not.toBe('f-3000.log');
+      await page.keyboard.type('f-1500');
+      await expect.poll(focused).toEqual({ name: 'f-1500.log', inSight: true });
+      await page.keyboard.press('ArrowDown');
+      await expect.poll(focused).toEqual({ name: 'f-1501.log', inSight: true });
+      // Scrolled far away by the wheel, the rows there are drawn and the focused row stays put.
+      await list.hover();
+      for (let k = 0; k < 4; k++) await page.mouse.wheel(0, -4000);
+      await expect.poll(() => list.evaluate((l) => l.scrollTop)).toBeLessThan(1500 * 20);
+      await expect.poll(async () => (await panel().locator('tr.sftp-row').evaluateAll((rs) => rs.filter((r) => {
+        const b = r.getBoundingClientRect();
+        return b.height > 0 && b.top >= 0 && b.bottom <= window.innerHeight;
+      }).length)) > 10).toBe(true);
+      expect((await focused()).name).toBe('f-1501.log');
+      await page.keyboard.press('Home');
+      await expect.poll(focused).toEqual({ name: 'f-0001.log', inSight: true });
+      await page.keyboard.press('Control+a');
+      await panel().locator('.sftp-selection', { hasText: '3000 selected' }).waitFor();
+      await page.keyboard.press('Escape');
+    } finally {
+      await panel().getByRole('button', { name: 'Up one folder' }).click();
+      rmSync(many, { recursive: true, force: true });
+    }
+  });
+
   it('marks a name that is not UTF-8 on the server, and says why deleting it cannot work', async () => {
     // "café.txt" in Latin-1 (é = 0xE9), as older systems and Samba shares leave them.
     const latin1 = Buffer.concat([Buffer.from(`${remote()}/caf`), Buffer.from([0xe9]), Buffer.from('.txt')]);
     writeFileSync(latin1, 'x');
     const { uid, gid } = accountIds(sshd.users.password.username);
     chownSync(latin1, uid, gid);
-    await panel().getByRole('button', { name: 'Refresh' }).click();
-    const shown = row('caf\uFFFD.txt');
-    await shown.waitFor();
-    expect(await shown.locator('.entry-name').getAttribute('class')).toContain('not-utf8');
-    expect(await shown.getAttribute('title')).toContain('not UTF-8');
-    await menu('caf\uFFFD.txt', 'Delete…');
-    await page.getByRole('dialog', { name: 'Delete caf\uFFFD.txt?' }).getByRole('button', { name: 'Delete' }).click();
-    await page.locator('.toasts .toast', { hasText: 'stands for bytes that are not UTF-8' }).waitFor();
-    expect(existsSync(latin1)).toBe(true);
-    rmSync(latin1);
+    try {
+      await panel().getByRole('button', { name: 'Refresh' }).click();
+      const shown = row('caf\uFFFD.txt');
+      await shown.waitFor();
+      expect(await shown.locator('.entry-name').getAttribute('class')).toContain('not-utf8');
+      expect(await shown.getAttribute('title')).toContain('not UTF-8');
+      await menu('caf\uFFFD.txt', 'Delete…');
+      await page.getByRole('dialog', { name: 'Delete caf\uFFFD.txt?' }).getByRole('button', { name: 'Delete' }).click();
+      await page.locator('.toasts .toast', { hasText: 'stands for bytes that are not UTF-8' }).waitFor();
+      expect(existsSync(latin1)).toBe(true);
+    } finally {
+      rmSync(latin1);
+    }
   });
 
   it('fits a 900 px window with the files and XO panels open: the terminal keeps room, nothing overlaps, names stay', async () => {
