@@ -192,7 +192,52 @@ describe('the SFTP panel of an SSH tab', () => {
     await row('tree').waitFor({ timeout: 20_000 });
     await expect.poll(() => existsSync(remote('tree', 'sub', 'b.txt')) && readFileSync(remote('tree', 'sub', 'b.txt'), 'utf8'), { timeout: 20_000 }).toBe('beta\n');
     expect(readFileSync(remote('tree', 'a.txt'), 'utf8')).toBe('alpha\n');
+    // One row for the folder, counting its files.
+    await expect.poll(() => panel().locator('.transfer[data-state="done"]', { hasText: 'tree' }).innerText()).toContain('Uploaded 2 files');
   });
+
+  it('uploads a folder of many files as one row: Cancel leaves no partial file, Retry sends the rest, a second upload asks once', async () => {
+    const src = join(localDir, 'many-up');
+    mkdirSync(join(src, 'sub'), { recursive: true });
+    for (let i = 0; i < 150; i++) writeFileSync(join(src, i % 2 ? 'sub' : '', `f${i}.txt`), `file ${i}\n`);
+    // 300 MiB (sparse): seconds of transfer, time enough to press Cancel while it is under way.
+    execFileSync('truncate', ['-s', '300M', join(src, 'big.bin')]);
+    const up = remote('many-up');
+    const parts = () => (existsSync(up) ? readdirSync(up, { recursive: true, encoding: 'utf8' }).filter((n) => n.includes('wraith-part')) : []);
+    const landed = () => (existsSync(up) ? readdirSync(up, { recursive: true, encoding: 'utf8' }).filter((n) => /f\d+\.txt$/.test(n)).length : 0);
+    const batch = panel().locator('.transfer').filter({ hasText: 'many-up' });
+
+    try {
+      await panel().locator('input[name=sftp-upload-folder]').setInputFiles(src);
+      await expect.poll(() => parts().some((n) => n.includes('big.bin')), { timeout: 30_000 }).toBe(true);
+      expect(await panel().locator('.transfer[data-state="running"]').count()).toBe(1); // the batch's, not a row per file
+      await batch.getByRole('button', { name: 'Cancel upload of many-up' }).click();
+      await expect.poll(() => batch.getAttribute('data-state'), { timeout: 20_000 }).toBe('cancelled');
+      expect(await batch.innerText()).toMatch(/Cancelled — nothing was left behind( \(\d+ of 151 files had arrived\))?/);
+      expect(parts()).toEqual([]);
+      expect(existsSync(join(up, 'big.bin'))).toBe(false);
+
+      await batch.getByRole('button', { name: 'Retry upload of many-up' }).click();
+      await expect.poll(() => existsSync(join(up, 'big.bin')) && statSync(join(up, 'big.bin')).size, { timeout: 60_000 }).toBe(300 * 1024 * 1024);
+      await expect.poll(() => landed(), { timeout: 20_000 }).toBe(150);
+      expect(readFileSync(join(up, 'sub', 'f7.txt'), 'utf8')).toBe('file 7\n');
+      await expect.poll(() => panel().locator('.transfer[data-state="running"]').count(), { timeout: 20_000 }).toBe(0);
+
+      // Again: every file is there. One question for the whole batch; keeping them uploads nothing.
+      await panel().locator('input[name=sftp-upload-folder]').setInputFiles(src);
+      const ask = page.getByRole('dialog', { name: /^Replace many-up\// });
+      await ask.waitFor();
+      expect(await ask.innerText()).toContain('Your answer applies to every existing file in this upload.');
+      await ask.getByRole('button', { name: 'Cancel' }).click();
+      const again = panel().locator('.transfer[data-state="done"]').filter({ hasText: 'many-up' }).getByRole('note');
+      await expect.poll(() => again.innerText().catch(() => ''), { timeout: 20_000 }).toContain('151 files that were already there were kept.');
+      expect(await page.getByRole('dialog', { name: /^Replace/ }).count()).toBe(0);
+    } finally {
+      rmSync(up, { recursive: true, force: true });
+      rmSync(src, { recursive: true, force: true });
+      await panel().getByRole('button', { name: 'Refresh' }).click();
+    }
+  }, 120_000);
 
   it('sorts by size and hides dot-files until asked', async () => {
     await panel().locator('input[name=sftp-upload]').setInputFiles([

@@ -27,6 +27,11 @@ export interface TransferRow {
   notice: string | null;
   /** Whether this page can start the transfer again (it started it, and kept what it needs). */
   retryable: boolean;
+  /**
+   * Several files the page uploads as one row (uploadBatch): its id is the page's own, the
+   * host's transfers of its files report to it (claim), and its runner ends it.
+   */
+  batch: boolean;
 }
 
 const KEEP_FINISHED = 30;
@@ -61,13 +66,15 @@ export const useSftpStore = defineStore('sftp', () => {
     return transfers.value.find((t) => t.id === id);
   }
 
-  function add(t: Omit<TransferRow, 'bytesPerSecond' | 'etaSeconds' | 'filesDone' | 'filesTotal' | 'error' | 'notice' | 'state' | 'retryable'> & Partial<TransferRow>): TransferRow {
+  function add(
+    t: Omit<TransferRow, 'bytesPerSecond' | 'etaSeconds' | 'filesDone' | 'filesTotal' | 'error' | 'notice' | 'state' | 'retryable' | 'batch'> & Partial<TransferRow>,
+  ): TransferRow {
     const existing = row(t.id);
     if (existing) {
       Object.assign(existing, { name: t.name, remotePath: t.remotePath, direction: t.direction });
       return existing;
     }
-    const fresh: TransferRow = { bytesPerSecond: 0, etaSeconds: null, filesDone: 0, filesTotal: 1, error: null, notice: null, state: 'running', retryable: false, ...t };
+    const fresh: TransferRow = { bytesPerSecond: 0, etaSeconds: null, filesDone: 0, filesTotal: 1, error: null, notice: null, state: 'running', retryable: false, batch: false, ...t };
     transfers.value.unshift(fresh);
     const finished = transfers.value.filter((r) => r.state !== 'running');
     if (finished.length > KEEP_FINISHED) drop(new Set(finished.slice(KEEP_FINISHED).map((r) => r.id)));
@@ -97,7 +104,26 @@ export const useSftpStore = defineStore('sftp', () => {
     else toast(`${r.direction === 'upload' ? 'Uploaded' : 'Downloaded'} ${what}.${r.notice ? ` ${r.notice}` : ''}`);
   }
 
+  /** The host's transfers of a batch's files, by transfer id → the batch's row id. */
+  const members = new Map<string, string>();
+
+  /** The host's transfer `transferId` is one file of batch row `batchId`: it gets no row of its own. */
+  function claim(transferId: string, batchId: string): void {
+    // The host's first progress event can come before the uploadBegin reply that names the
+    // transfer, and has made it a row of its own by then.
+    if (row(transferId)) transfers.value = transfers.value.filter((r) => r.id !== transferId);
+    members.set(transferId, batchId);
+  }
+
   host.on('transfer.progress', (p) => {
+    const batchId = members.get(p.transferId);
+    if (batchId !== undefined) {
+      // Its batch counts the file's bytes itself; what the host wants said (an owner that
+      // changed) is said on the batch's row, the first time.
+      const b = row(batchId);
+      if (b && p.notice && !b.notice) b.notice = p.notice;
+      return;
+    }
     const r = row(p.transferId) ?? add({ id: p.transferId, sessionId: p.sessionId, direction: p.direction, name: '', remotePath: '', bytes: 0, totalBytes: p.totalBytes });
     // A streamed upload counts its own chunks too; never go backwards.
     const was = r.state;
@@ -129,6 +155,7 @@ export const useSftpStore = defineStore('sftp', () => {
     const r = row(id);
     if (!r || r.state !== 'running') return;
     aborts.get(id)?.abort();
+    if (r.batch) return; // its runner ends the row once the files under way have removed their temps
     await host.call('sftp.cancel', { transferId: id }).catch(() => undefined);
     update(id, { state: 'cancelled', bytesPerSecond: 0, etaSeconds: null });
   }
@@ -141,6 +168,7 @@ export const useSftpStore = defineStore('sftp', () => {
   function drop(ids: Set<string>): void {
     transfers.value = transfers.value.filter((r) => !ids.has(r.id));
     for (const id of ids) retries.delete(id);
+    for (const [member, batchId] of members) if (ids.has(batchId)) members.delete(member);
   }
 
   /** How to start the transfer of row `id` again, should it fail or be cancelled. */
@@ -167,5 +195,5 @@ export const useSftpStore = defineStore('sftp', () => {
     }
   }
 
-  return { open, cwd, showHidden, following, width, transfers, toggle, resize, add, update, row, cancel, clearFinished, abortController, settle, setRetry, retry };
+  return { open, cwd, showHidden, following, width, transfers, toggle, resize, add, update, row, claim, cancel, clearFinished, abortController, settle, setRetry, retry };
 });

@@ -2,6 +2,7 @@ import { SFTP_CHUNK_MAX_BYTES } from '@common/contract/sftp.js';
 import { WraithError } from '@common/errors.js';
 import { asWraithError } from '../../composables/errors.js';
 import { useHost } from '../../transport/index.js';
+import { runPool } from './run-pool.js';
 import { type TransferRow, useSftpStore } from './sftp-store.js';
 
 /*
@@ -15,6 +16,33 @@ import { type TransferRow, useSftpStore } from './sftp-store.js';
  * slots, so at most this many chunks (16 MiB) wait in its memory per upload.
  */
 const IN_FLIGHT = 4;
+
+/** Files of one batch sent at once at most (uploadBatch): small files cost round trips, not bytes. */
+const FILES_AT_ONCE = 16;
+/** How often a batch's row shows its progress, ms. */
+const SHOW_MS = 250;
+
+/** A file of a batch upload, where it goes, and how messages name it (its path in the folder). */
+export interface BatchItem {
+  file: File;
+  remotePath: string;
+  label: string;
+}
+
+let batchCount = 0;
+
+/** Bytes per second over the last few seconds, from samples of a growing count. */
+class SpeedMeter {
+  private samples: { at: number; bytes: number }[] = [];
+  sample(bytes: number): number {
+    const now = performance.now();
+    this.samples.push({ at: now, bytes });
+    while (this.samples.length > 2 && now - (this.samples[0]?.at ?? now) > 3000) this.samples.shift();
+    const first = this.samples[0];
+    if (!first || now - first.at < 250) return 0;
+    return ((bytes - first.bytes) * 1000) / (now - first.at);
+  }
+}
 
 /** A file to upload and where it goes, relative to the target folder ("dir/sub/name.txt"). */
 export interface UploadItem {
@@ -91,25 +119,31 @@ export function useSftpTransfers(sessionId: () => string | null) {
   /**
    * Streams one browser File to remotePath: slices of the host's chunk size, read one ahead
    * (never the whole file), sent in order with IN_FLIGHT unanswered, then uploadEnd renames the
-   * temp into place.
+   * temp into place. `begun` hears the host's transfer id and answers with the signal that stops
+   * the file; `landed` hears how far the file is on the server. On any failure after uploadBegin
+   * the host's transfer is cancelled (its temp removed) before the error goes on.
    */
-  async function uploadFile(file: File, remotePath: string, overwrite: boolean): Promise<void> {
+  async function streamFile(
+    file: File,
+    remotePath: string,
+    overwrite: boolean,
+    hooks: { begun: (transferId: string, chunkBytes: number) => AbortSignal; landed: (bytes: number) => void },
+  ): Promise<void> {
     const sid = requireSession();
     const begin = await host.call('sftp.uploadBegin', { sessionId: sid, remotePath, size: file.size, overwrite });
     const id = begin.transferId;
     const chunk = Math.min(SFTP_CHUNK_MAX_BYTES, begin.chunkBytes || SFTP_CHUNK_MAX_BYTES);
-    const r: TransferRow = store.add({ id, sessionId: sid, direction: 'upload', name: file.name, remotePath, bytes: 0, totalBytes: file.size });
-    store.setRetry(id, () => uploadFile(file, remotePath, overwrite));
-    const abort = store.abortController(id);
+    const signal = hooks.begun(id, chunk);
     try {
       const pending: Promise<unknown>[] = [];
-      const read = (offset: number) => file.slice(offset, Math.min(file.size, offset + chunk)).arrayBuffer();
+      // A file of one chunk is read whole: File.slice costs the page about 1 ms a call.
+      const read = (offset: number) => (file.size <= chunk ? file.arrayBuffer() : file.slice(offset, Math.min(file.size, offset + chunk)).arrayBuffer());
       // One slice read ahead: the next one comes off the disk while this one is sent. Marked
       // handled at once: a cancel leaves the last one unread.
       let next = read(0);
       next.catch(() => undefined);
       for (let offset = 0; offset < file.size; offset += chunk) {
-        if (abort.signal.aborted) throw new WraithError('ECANCELLED', `The upload of ${file.name} was cancelled.`);
+        if (signal.aborted) throw new WraithError('ECANCELLED', `The upload of ${file.name} was cancelled.`);
         const data = new Uint8Array(await next);
         if (offset + chunk < file.size) {
           next = read(offset + chunk);
@@ -118,9 +152,7 @@ export function useSftpTransfers(sessionId: () => string | null) {
         // Resolves once this chunk is on the server: its end is what the bar may show. (The reply's
         // `bytes` counts what the host received, up to IN_FLIGHT - 1 chunks more than it wrote.)
         const end = offset + data.byteLength;
-        const sent = host.call('sftp.uploadChunk', { transferId: id, offset, data }).then(() => {
-          if (r.bytes < end) r.bytes = end;
-        });
+        const sent = host.call('sftp.uploadChunk', { transferId: id, offset, data }).then(() => hooks.landed(end));
         // Marked handled at once: after a cancel the chunks still in flight fail, and the loop that
         // would await them has already left. A chunk that fails first still reaches it below.
         sent.catch(() => undefined);
@@ -128,21 +160,167 @@ export function useSftpTransfers(sessionId: () => string | null) {
         if (pending.length >= IN_FLIGHT) await pending.shift();
       }
       await Promise.all(pending);
+      if (signal.aborted) throw new WraithError('ECANCELLED', `The upload of ${file.name} was cancelled.`);
       await host.call('sftp.uploadEnd', { transferId: id });
+    } catch (err) {
+      // Resolves once the host has removed the temp file, and is harmless when the transfer ended.
+      await host.call('sftp.cancel', { transferId: id }).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** One file as a row of its own in the transfers list, with Cancel and Retry. */
+  async function uploadFile(file: File, remotePath: string, overwrite: boolean): Promise<void> {
+    const sid = requireSession();
+    /** The row, once the host has given the transfer an id (set in `begun`). */
+    const mine: { row: TransferRow | null } = { row: null };
+    let id = '';
+    try {
+      await streamFile(file, remotePath, overwrite, {
+        begun: (transferId) => {
+          id = transferId;
+          mine.row = store.add({ id, sessionId: sid, direction: 'upload', name: file.name, remotePath, bytes: 0, totalBytes: file.size });
+          store.setRetry(id, () => uploadFile(file, remotePath, overwrite));
+          return store.abortController(id).signal;
+        },
+        landed: (end) => {
+          if (mine.row && mine.row.bytes < end) mine.row.bytes = end;
+        },
+      });
       store.update(id, { state: 'done', bytes: file.size, bytesPerSecond: 0, etaSeconds: null, filesDone: 1 });
     } catch (err) {
       const e = asWraithError(err);
-      if (r.state === 'running') {
-        // The row ends only once the host has removed the temp file (sftp.cancel resolves then, and
-        // is harmless when the transfer already ended): "Cancelled — nothing was left behind" must
-        // be true when it shows, whoever cancelled.
-        await host.call('sftp.cancel', { transferId: id }).catch(() => undefined);
-        if (r.state === 'running') store.update(id, { state: e.code === 'ECANCELLED' ? 'cancelled' : 'failed', error: e.code === 'ECANCELLED' ? null : e.message });
+      // The row ends only now that the host has removed the temp file: "Cancelled — nothing was
+      // left behind" must be true when it shows, whoever cancelled.
+      if (mine.row?.state === 'running') {
+        store.update(id, { state: e.code === 'ECANCELLED' ? 'cancelled' : 'failed', error: e.code === 'ECANCELLED' ? null : e.message });
       }
       throw e;
     } finally {
-      store.settle(id);
+      if (id) store.settle(id);
     }
+  }
+
+  /**
+   * Several files (a folder, a multi-file pick) as one row of the transfers list, "N of M files":
+   * FILES_AT_ONCE at a time, since a small file costs round trips more than bytes; at most one
+   * file of a chunk or more among them, so the host holds no more than one large upload's chunks
+   * for it. Cancel stops every file (those under way remove their temps first); Retry sends the
+   * files that did not arrive. When a file exists, `askReplace` is asked once (while the others
+   * wait for the answer) and the answer holds for the rest of the batch. `landed` hears each file
+   * that arrived (the panel lists the folder again, now and then).
+   */
+  async function uploadBatch(
+    items: BatchItem[],
+    opts: { name: string; remotePath: string; askReplace: (item: BatchItem) => Promise<boolean>; replace?: boolean | null; landed?: () => void },
+  ): Promise<{ failed: { item: BatchItem; message: string }[]; kept: number }> {
+    const sid = requireSession();
+    const id = `batch-${++batchCount}`;
+    const totalBytes = items.reduce((n, it) => n + it.file.size, 0);
+    const r = store.add({ id, sessionId: sid, direction: 'upload', name: opts.name, remotePath: opts.remotePath, bytes: 0, totalBytes, batch: true, filesTotal: items.length });
+    const signal = store.abortController(id).signal;
+    let replace: Promise<boolean> | null = opts.replace === undefined || opts.replace === null ? null : Promise.resolve(opts.replace);
+    const left: BatchItem[] = [];
+    const failed: { item: BatchItem; message: string }[] = [];
+    let kept = 0;
+    let doneBytes = 0;
+    const under = new Map<BatchItem, number>();
+    const speed = new SpeedMeter();
+    let filesDone = 0;
+    // The row changes at most every SHOW_MS: each change costs the page a frame (style, layout,
+    // paint), and a file landing every millisecond or two would take the page's thread from the
+    // uploads themselves (400 small files: 4.7 s instead of 5.8, one run each).
+    let shown: ReturnType<typeof setTimeout> | null = null;
+    const flush = () => {
+      shown = null;
+      let bytes = doneBytes;
+      for (const b of under.values()) bytes += b;
+      const bps = speed.sample(bytes);
+      Object.assign(r, { bytes, filesDone, bytesPerSecond: bps, etaSeconds: bps > 0 ? (totalBytes - bytes) / bps : null });
+    };
+    const show = () => {
+      shown ??= setTimeout(flush, SHOW_MS);
+    };
+    const send = async (it: BatchItem, overwrite: boolean): Promise<void> => {
+      under.set(it, 0);
+      try {
+        await streamFile(it.file, it.remotePath, overwrite, {
+          begun: (transferId) => {
+            store.claim(transferId, id);
+            return signal;
+          },
+          landed: (end) => {
+            under.set(it, end);
+            show();
+          },
+        });
+      } finally {
+        under.delete(it);
+      }
+    };
+    const one = async (it: BatchItem): Promise<void> => {
+      if (signal.aborted) {
+        left.push(it);
+        return;
+      }
+      try {
+        await send(it, (await replace) === true);
+      } catch (err) {
+        const e = asWraithError(err);
+        if (e.code === 'ECANCELLED' || signal.aborted) {
+          left.push(it);
+          return;
+        }
+        if (e.details?.reason !== 'exists') {
+          failed.push({ item: it, message: e.message });
+          return;
+        }
+        // The first file that exists asks; the others that exist meanwhile wait for the answer.
+        replace ??= opts.askReplace(it).catch(() => false);
+        if (!(await replace)) {
+          kept++;
+          return;
+        }
+        try {
+          await send(it, true);
+        } catch (again) {
+          const a = asWraithError(again);
+          if (a.code === 'ECANCELLED' || signal.aborted) left.push(it);
+          else failed.push({ item: it, message: a.message });
+          return;
+        }
+      }
+      doneBytes += it.file.size;
+      filesDone += 1;
+      show();
+      opts.landed?.();
+    };
+    try {
+      // A file holds at most IN_FLIGHT chunks in the host's memory, a small one just its size (and
+      // a 4 KiB floor, for the work each costs): the batch keeps one large file's worth in flight.
+      const weight = (it: BatchItem) => Math.max(4096, Math.min(it.file.size, IN_FLIGHT * SFTP_CHUNK_MAX_BYTES));
+      await runPool(items, one, { weight, budget: IN_FLIGHT * SFTP_CHUNK_MAX_BYTES, maxAtOnce: FILES_AT_ONCE });
+    } finally {
+      store.settle(id);
+      if (shown) clearTimeout(shown);
+      flush();
+    }
+    const answer = replace === null ? null : await replace;
+    const retryable = [...left, ...failed.map((f) => f.item)];
+    if (retryable.length) store.setRetry(id, () => uploadBatch(retryable, { ...opts, replace: answer }).then(() => undefined));
+    const note = kept ? `${kept} ${kept === 1 ? 'file that was' : 'files that were'} already there ${kept === 1 ? 'was' : 'were'} kept.` : null;
+    if (signal.aborted) store.update(id, { state: 'cancelled', bytesPerSecond: 0, etaSeconds: null, notice: note });
+    else if (failed.length) {
+      const first = failed.slice(0, 3).map((f) => `${f.item.label}: ${f.message}`).join('; ');
+      store.update(id, {
+        state: 'failed',
+        bytesPerSecond: 0,
+        etaSeconds: null,
+        notice: note,
+        error: `${failed.length} of ${items.length} files did not upload. ${first}${failed.length > 3 ? '; …' : ''}`,
+      });
+    } else store.update(id, { state: 'done', bytesPerSecond: 0, etaSeconds: null, notice: note ?? r.notice });
+    return { failed, kept };
   }
 
   /**
@@ -181,5 +359,5 @@ export function useSftpTransfers(sessionId: () => string | null) {
   /** A browser gets a folder as one zip; the desktop app saves the folder itself. */
   const foldersAsZip = host.kind !== 'electron';
 
-  return { uploadFile, download, foldersAsZip };
+  return { uploadFile, uploadBatch, download, foldersAsZip };
 }

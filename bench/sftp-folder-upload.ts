@@ -1,0 +1,116 @@
+/**
+ * A folder of many small files uploaded through the Files panel of a real Chromium page of
+ * `wraith serve` (the folder input, as "Upload a folder" gives it), against the local sshd:
+ * from setting the input to every file on the server under its own name and the transfers list
+ * saying "all finished"; the rows the transfers list held at the end; and `scp -r` of the same
+ * folder over a ControlMaster connection opened before timing, as the anchor.
+ *
+ *   npm run build && node --import tsx bench/sftp-folder-upload.ts [--files 1000] [--kb 4] [--rounds 3]
+ *
+ * Needs root (the sshd harness) and /usr/bin/chromium.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { openApp } from '../tests/fixtures/browser.js';
+import { startSshd } from '../tests/fixtures/sshd.js';
+import { startWraithServer } from '../tests/fixtures/wraith-server.js';
+import { numberArg } from './args.js';
+import { openSshTab } from './wraith-tab.js';
+
+const FILES = numberArg('files', 1000);
+const KB = numberArg('kb', 4);
+const ROUNDS = numberArg('rounds', 3);
+const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const sshd = await startSshd();
+const server = await startWraithServer();
+const browser = await openApp(server.openUrl);
+const page = browser.page;
+const pwUser = sshd.users.password.username;
+const keyUser = sshd.users.key.username;
+const homeOf = (u: string) => execFileSync('getent', ['passwd', u], { encoding: 'utf8' }).split(':')[5] ?? '';
+const local = mkdtempSync(join(tmpdir(), 'wraith-bench-folder-'));
+const src = join(local, 'site');
+let master: ChildProcess | null = null;
+const ctl = join(local, 'ctl');
+const cleanup: string[] = [local];
+try {
+  for (let i = 0; i < FILES; i++) {
+    const dir = join(src, `d${Math.floor(i / 100)}`);
+    if (i % 100 === 0) mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `f${i}.txt`), randomBytes(KB * 1024));
+  }
+  const count = (dir: string): number =>
+    readdirSync(dir, { withFileTypes: true }).reduce((n, e) => n + (e.isDirectory() ? count(join(dir, e.name)) : e.name.startsWith('.') ? 0 : 1), 0);
+  const loadBefore = load();
+
+  await openSshTab(page, sshd);
+  await page.keyboard.press('Control+Shift+E');
+  const panel = page.getByRole('complementary', { name: 'Files' });
+  await panel.locator('tr.sftp-row').first().or(panel.getByText('This folder is empty')).first().waitFor();
+  const wraithMs: number[] = [];
+  let rowsAtEnd = 0;
+  for (let r = 0; r < ROUNDS; r++) {
+    const dest = join(homeOf(pwUser), 'site');
+    rmSync(dest, { recursive: true, force: true });
+    cleanup.push(dest);
+    const t0 = performance.now();
+    await panel.locator('input[name=sftp-upload-folder]').setInputFiles(src);
+    // Every file under its final name (the temps are dot-files), and nothing left running.
+    for (;;) {
+      let n = 0;
+      try {
+        n = count(dest);
+      } catch {
+        n = 0;
+      }
+      if (n === FILES && (await panel.getByText('all finished').count()) > 0) break;
+      if (performance.now() - t0 > 600_000) throw new Error(`the folder upload did not end in 10 min (${n} of ${FILES} files)`);
+      await sleep(50);
+    }
+    wraithMs.push(performance.now() - t0);
+    rowsAtEnd = await panel.locator('.transfer').count();
+    await panel.getByRole('button', { name: 'Clear finished' }).click();
+  }
+
+  // OpenSSH: scp -r over a master connection opened before timing (no handshake timed).
+  master = spawn('ssh', ['-M', '-N', '-S', ctl, '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-i', sshd.users.key.privateKeyPath, '-p', String(sshd.port), `${keyUser}@${sshd.host}`], { stdio: 'ignore' });
+  for (let i = 0; i < 100 && spawnCheck(ctl) !== 0; i++) await sleep(100);
+  const scpMs: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const dest = join(homeOf(keyUser), 'site');
+    rmSync(dest, { recursive: true, force: true });
+    cleanup.push(dest);
+    const t0 = performance.now();
+    execFileSync('scp', ['-r', '-q', '-o', `ControlPath=${ctl}`, '-P', String(sshd.port), src, `${keyUser}@${sshd.host}:`], { stdio: 'ignore' });
+    scpMs.push(performance.now() - t0);
+    if (count(dest) !== FILES) throw new Error('scp -r did not copy every file');
+  }
+
+  const fmt = (xs: number[]) => `median ${(median(xs) / 1000).toFixed(2)} s  (${xs.map((x) => (x / 1000).toFixed(2)).join(', ')})`;
+  console.log(`\nA folder of ${FILES} files of ${KB} KiB in ${Math.ceil(FILES / 100)} sub-folders, ${ROUNDS} round(s); load average before ${loadBefore}, after ${load()}`);
+  console.log(`  Wraith, Files panel "Upload a folder"    : ${fmt(wraithMs)}; ${(FILES / (median(wraithMs) / 1000)).toFixed(0)} files/s`);
+  console.log(`  scp -r (OpenSSH, master connection open) : ${fmt(scpMs)}; ${(FILES / (median(scpMs) / 1000)).toFixed(0)} files/s`);
+  console.log(`  rows in the transfers list at the end    : ${rowsAtEnd}`);
+} finally {
+  master?.kill();
+  for (const p of cleanup) rmSync(p, { recursive: true, force: true });
+  await browser.close();
+  await server.stop();
+  await sshd.stop();
+}
+
+/** 0 once the master connection answers (ssh -O check). */
+function spawnCheck(path: string): number {
+  try {
+    execFileSync('ssh', ['-S', path, '-O', 'check', 'x'], { stdio: 'ignore' });
+    return 0;
+  } catch {
+    return 1;
+  }
+}
