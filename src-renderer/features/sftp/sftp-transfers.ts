@@ -308,7 +308,8 @@ export function useSftpTransfers(sessionId: () => string | null) {
     const answer = replace === null ? null : await replace;
     const retryable = [...left, ...failed.map((f) => f.item)];
     if (retryable.length) store.setRetry(id, () => uploadBatch(retryable, { ...opts, replace: answer }).then(() => undefined));
-    const note = kept ? `${kept} ${kept === 1 ? 'file that was' : 'files that were'} already there ${kept === 1 ? 'was' : 'were'} kept.` : null;
+    // Files kept, else what the host said of a file (an owner that changed).
+    const note = (kept ? `${kept} ${kept === 1 ? 'file that was' : 'files that were'} already there ${kept === 1 ? 'was' : 'were'} kept.` : null) ?? r.notice;
     if (signal.aborted) store.update(id, { state: 'cancelled', bytesPerSecond: 0, etaSeconds: null, notice: note });
     else if (failed.length) {
       const first = failed.slice(0, 3).map((f) => `${f.item.label}: ${f.message}`).join('; ');
@@ -319,7 +320,7 @@ export function useSftpTransfers(sessionId: () => string | null) {
         notice: note,
         error: `${failed.length} of ${items.length} files did not upload. ${first}${failed.length > 3 ? '; …' : ''}`,
       });
-    } else store.update(id, { state: 'done', bytesPerSecond: 0, etaSeconds: null, notice: note ?? r.notice });
+    } else store.update(id, { state: 'done', bytesPerSecond: 0, etaSeconds: null, notice: note });
     return { failed, kept };
   }
 
