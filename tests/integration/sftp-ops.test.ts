@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { chownSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'ssh2';
@@ -183,6 +183,13 @@ describe('text files', () => {
     } finally {
       rmSync(locked, { recursive: true, force: true });
     }
+  });
+
+  test('a write into a folder that is not there names the folder, not the temp file', async () => {
+    const err = await codeOf(service.write({ sessionId: SESSION, path: `${dir}/no-such-folder/new.txt`, data: new Uint8Array([1, 2, 3]), exclusive: true }));
+    expect(err).toMatchObject({ code: 'ENOTFOUND', reason: 'not_a_directory' });
+    expect(err.message).toBe(`Cannot write ${dir}/no-such-folder/new.txt: the folder ${dir}/no-such-folder does not exist on the server.`);
+    expect(existsSync(`${dir}/no-such-folder`)).toBe(false);
   });
 
   test('write refuses when the file changed since it was read, and leaves it alone', async () => {

@@ -289,11 +289,12 @@ export class SftpService {
     exclusive?: boolean;
   }): Promise<SftpEntry> {
     const rfs = await this.fs(i.sessionId);
-    if (i.exclusive && (await rfs.lstatOrNull(i.path))) {
+    const there = await rfs.lstatOrNull(i.path);
+    if (i.exclusive && there) {
       throw sftpError('EBADARGS', `Cannot create ${i.path}: something with that name is already there.`, 'exists', { path: i.path });
     }
     // Writing through a symlink edits the file it points to, not the link.
-    const { path: target, st: existing } = await rfs.writeTarget(i.path, await rfs.lstatOrNull(i.path));
+    const { path: target, st: existing } = await rfs.writeTarget(i.path, there);
     if (existing && entryType(existing.mode) !== 'file') {
       throw sftpError('EBADARGS', `Cannot write ${i.path}: it is ${entryType(existing.mode) === 'dir' ? 'a folder' : 'not a regular file'}.`, 'not_a_file', { path: i.path });
     }
@@ -333,9 +334,13 @@ export class SftpService {
     try {
       handle = await rfs.open(temp, 'wx', { mode });
     } catch (err) {
+      // Said of the folder: the temp file's name would mean nothing to the person who sees this.
+      if (err instanceof WraithError && err.code === 'ENOTFOUND' && !existing) {
+        throw sftpError('ENOTFOUND', `Cannot write ${i.path}: the folder ${posix.dirname(target)} does not exist on the server.`, 'not_a_directory', { path: i.path });
+      }
       if (!(err instanceof WraithError && err.code === 'EDENIED')) throw err;
       if (existing) return inPlace();
-      throw new WraithError('EDENIED', `Cannot save ${i.path}: the folder ${posix.dirname(target)} is not writable, and saving needs a temp file beside it.`, { path: i.path });
+      throw new WraithError('EDENIED', `Cannot write ${i.path}: the folder ${posix.dirname(target)} is not writable, and a write goes to a temp file beside it first.`, { path: i.path });
     }
     try {
       if (existing) {

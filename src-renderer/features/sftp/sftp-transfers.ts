@@ -19,6 +19,13 @@ const IN_FLIGHT = 4;
 
 /** Files of one batch sent at once at most (uploadBatch): small files cost round trips, not bytes. */
 const FILES_AT_ONCE = 16;
+/**
+ * A new file of a batch up to this size goes in one sftp.write (exclusive): one round trip page ↔
+ * host instead of three (uploadBegin, uploadChunk, uploadEnd), and the host still writes a temp
+ * file and renames it into place. Larger files, and files that replace others (whose owner the
+ * streamed upload keeps and reports), stream.
+ */
+const WHOLE_FILE_BYTES = 1024 * 1024;
 /** How often a batch's row shows its progress, ms. */
 const SHOW_MS = 250;
 
@@ -242,6 +249,12 @@ export function useSftpTransfers(sessionId: () => string | null) {
       shown ??= setTimeout(flush, SHOW_MS);
     };
     const send = async (it: BatchItem, overwrite: boolean): Promise<void> => {
+      if (!overwrite && it.file.size <= WHOLE_FILE_BYTES) {
+        // Too small to be worth stopping halfway: a cancel lets it land whole.
+        const data = new Uint8Array(await it.file.arrayBuffer());
+        await host.call('sftp.write', { sessionId: sid, path: it.remotePath, data, exclusive: true });
+        return;
+      }
       under.set(it, 0);
       try {
         await streamFile(it.file, it.remotePath, overwrite, {
