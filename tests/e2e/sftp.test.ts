@@ -107,6 +107,26 @@ describe('the SFTP panel of an SSH tab', () => {
     expect(statSync(remote()).isDirectory()).toBe(true);
   });
 
+  it("opens a folder double-clicked on its row's ⋯ button too, rather than opening and closing the menu", async () => {
+    // Up to the home folder (its crumb), then a double-click on the button in the middle of the
+    // folder's row: its first click opens the menu, its second lands on the backdrop.
+    await panel().locator('.crumb').nth(-2).click();
+    await expect.poll(() => panel().getAttribute('data-path')).toBe(home);
+    await row(folder).hover();
+    const box = await row(folder).locator('.row-menu').boundingBox();
+    if (!box) throw new Error('the ⋯ button of the folder row is not shown on hover');
+    await page.mouse.dblclick(box.x + box.width / 2, box.y + box.height / 2);
+    await expect.poll(() => panel().getAttribute('data-path')).toBe(remote());
+    expect(await page.locator('.sftp-menu').count()).toBe(0);
+    // One click on it still opens the menu, whose first item for a folder is Open.
+    await panel().locator('.crumb').nth(-2).click();
+    await expect.poll(() => panel().getAttribute('data-path')).toBe(home);
+    await row(folder).hover();
+    await row(folder).locator('.row-menu').click();
+    await page.locator('.sftp-menu').getByRole('menuitem', { name: 'Open', exact: true }).click();
+    await expect.poll(() => panel().getAttribute('data-path')).toBe(remote());
+  });
+
   it('uploads a file chosen in the file input, streamed in chunks, equal on the server', async () => {
     await panel().locator('input[name=sftp-upload]').setInputFiles({ name: 'random.bin', mimeType: 'application/octet-stream', buffer: payload });
     await row('random.bin').waitFor({ timeout: 20_000 });
