@@ -327,6 +327,52 @@ test("a connection's saved forwards start with each session; one that cannot sta
   }
 });
 
+test('a saved forward held by a tab whose connection dropped moves to a new session of the connection', async () => {
+  const localPort = await deadPort();
+  const remotePort = await deadPort();
+  const saved = (await savePasswordConnection(client, sshd, 'dropped-bastion')).id;
+  const sessions: string[] = [];
+  try {
+    await client.call('connections.update', {
+      id: saved,
+      patch: {
+        sshOptions: {
+          forwards: [
+            { kind: 'local', bindHost: '127.0.0.1', bindPort: localPort, targetHost: '127.0.0.1', targetPort: echoPort },
+            { kind: 'remote', bindHost: '127.0.0.1', bindPort: remotePort, targetHost: '127.0.0.1', targetPort: echoPort },
+          ],
+        },
+      },
+    });
+    const first = await client.call('ssh.open', { connectionId: saved });
+    sessions.push(first.sessionId);
+    expect((await client.call('tunnels.list', { sessionId: first.sessionId })).tunnels).toHaveLength(2);
+
+    sshd.dropConnections();
+    await until('the first session to drop', async () => (await client.call('sessions.list')).find((s) => s.id === first.sessionId)?.state === 'disconnected');
+    // The person opens the connection again rather than pressing Reconnect: the forwards go with them.
+    const second = await client.call('ssh.open', { connectionId: saved });
+    sessions.push(second.sessionId);
+    expect(second.forwardErrors).toBeUndefined();
+    const moved = (await client.call('tunnels.list', { sessionId: second.sessionId })).tunnels;
+    expect(moved.map((t) => [t.kind, t.bindPort])).toEqual([
+      ['local', localPort],
+      ['remote', remotePort],
+    ]);
+    expect((await client.call('tunnels.list', { sessionId: first.sessionId })).tunnels).toEqual([]);
+    expect(await roundTrip(localPort, 'through the new tab')).toBe('through the new tab');
+    expect(await roundTrip(remotePort, 'back through the new tab')).toBe('back through the new tab');
+
+    // The old tab, reconnected, leaves them to the new one.
+    await client.call('ssh.reconnect', { sessionId: first.sessionId });
+    expect((await client.call('tunnels.list', { sessionId: first.sessionId })).tunnels).toEqual([]);
+    expect(await roundTrip(localPort, 'still the new tab')).toBe('still the new tab');
+  } finally {
+    for (const sessionId of sessions) await client.call('sessions.close', { sessionId });
+    await client.call('connections.delete', { id: saved });
+  }
+});
+
 test('a saved forward is checked like a started one', async () => {
   const bad = await failure(
     client.call('connections.update', { id: connectionId, patch: { sshOptions: { forwards: [{ kind: 'dynamic', bindHost: '127.0.0.1', bindPort: 0, targetPort: 22 }] } } }),

@@ -314,18 +314,25 @@ export class SshService {
   /**
    * A connection's saved port forwards start with each of its sessions, as ssh starts a host's
    * LocalForward lines. One that another session of the connection already runs is left to it
-   * (a second tab, "open a terminal here"), rather than failing on a port in use. One that
+   * (a second tab, "open a terminal here"), rather than failing on a port in use — unless that
+   * session's connection dropped: a tab that lost its connection keeps its forwards for its
+   * Reconnect, and a person who opens the connection again instead has gone to the new tab, so
+   * the forward moves there (the old tab, reconnected, lists it as saved, not running). One that
    * cannot start is reported, and the session stays open, as ssh warns and goes on.
    */
   private async startSavedForwards(session: SshSession, forwards: SavedForward[]): Promise<string[]> {
     const errors: string[] = [];
     for (const f of forwards) {
       const spec = tunnelOptions(f);
-      const runningElsewhere = this.tunnels.list().some((t) => {
+      const holder = this.tunnels.list().find((t) => {
         const owner = this.deps.terminals.get(t.sessionId);
         return owner instanceof SshSession && owner.connectionId === session.connectionId && sameForward(t, spec);
       });
-      if (runningElsewhere) continue;
+      if (holder) {
+        const owner = this.deps.terminals.get(holder.sessionId);
+        if (!(owner instanceof SshSession) || owner.state !== 'disconnected') continue;
+        this.tunnels.stop(holder.tunnelId);
+      }
       try {
         await this.tunnels.start(session, spec);
       } catch (err) {
