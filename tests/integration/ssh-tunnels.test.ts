@@ -11,7 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SocksClient } from 'socks';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import type { z } from 'zod';
 import type { ContractClient } from '../../src-main/common/client.js';
+import type { SavedForward } from '../../src-main/common/contract/connections.js';
 import type { EventPayload } from '../../src-main/common/contract/index.js';
 import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
@@ -109,6 +111,13 @@ function optimisticSocks(proxyPort: number, port: number, text: string): Promise
     s.on('close', () => done(stage === 'data' ? got.toString() : ''));
     setTimeout(() => done(stage === 'data' ? got.toString() : ''), 3000);
   });
+}
+
+/** A saved password connection to the sshd whose sessions start `forwards`; its id. */
+async function connectionWithForwards(name: string, forwards: z.input<typeof SavedForward>[]): Promise<string> {
+  const id = (await savePasswordConnection(client, sshd, name)).id;
+  await client.call('connections.update', { id, patch: { sshOptions: { forwards } } });
+  return id;
 }
 
 beforeAll(async () => {
@@ -285,21 +294,13 @@ test("a connection's saved forwards start with each session; one that cannot sta
   const busy = createServer();
   await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
   const busyPort = (busy.address() as AddressInfo).port;
-  const saved = (await savePasswordConnection(client, sshd, 'db-bastion')).id;
+  const saved = await connectionWithForwards('db-bastion', [
+    { kind: 'local', bindHost: '127.0.0.1', bindPort: fixedPort, targetHost: '127.0.0.1', targetPort: echoPort },
+    { kind: 'dynamic', bindHost: '127.0.0.1', bindPort: 0 },
+    { kind: 'local', bindHost: '127.0.0.1', bindPort: busyPort, targetPort: echoPort },
+  ]);
   const sessions: string[] = [];
   try {
-    await client.call('connections.update', {
-      id: saved,
-      patch: {
-        sshOptions: {
-          forwards: [
-            { kind: 'local', bindHost: '127.0.0.1', bindPort: fixedPort, targetHost: '127.0.0.1', targetPort: echoPort },
-            { kind: 'dynamic', bindHost: '127.0.0.1', bindPort: 0 },
-            { kind: 'local', bindHost: '127.0.0.1', bindPort: busyPort, targetPort: echoPort },
-          ],
-        },
-      },
-    });
     const first = await client.call('ssh.open', { connectionId: saved });
     sessions.push(first.sessionId);
     expect(first.forwardErrors).toHaveLength(1);
@@ -330,20 +331,12 @@ test("a connection's saved forwards start with each session; one that cannot sta
 test('a saved forward held by a tab whose connection dropped moves to a new session of the connection', async () => {
   const localPort = await deadPort();
   const remotePort = await deadPort();
-  const saved = (await savePasswordConnection(client, sshd, 'dropped-bastion')).id;
+  const saved = await connectionWithForwards('dropped-bastion', [
+    { kind: 'local', bindHost: '127.0.0.1', bindPort: localPort, targetHost: '127.0.0.1', targetPort: echoPort },
+    { kind: 'remote', bindHost: '127.0.0.1', bindPort: remotePort, targetHost: '127.0.0.1', targetPort: echoPort },
+  ]);
   const sessions: string[] = [];
   try {
-    await client.call('connections.update', {
-      id: saved,
-      patch: {
-        sshOptions: {
-          forwards: [
-            { kind: 'local', bindHost: '127.0.0.1', bindPort: localPort, targetHost: '127.0.0.1', targetPort: echoPort },
-            { kind: 'remote', bindHost: '127.0.0.1', bindPort: remotePort, targetHost: '127.0.0.1', targetPort: echoPort },
-          ],
-        },
-      },
-    });
     const first = await client.call('ssh.open', { connectionId: saved });
     sessions.push(first.sessionId);
     expect((await client.call('tunnels.list', { sessionId: first.sessionId })).tunnels).toHaveLength(2);
