@@ -215,6 +215,32 @@ describe('text files', () => {
     expect((await service.stat(SESSION, `${dir}/links/link.txt`)).type).toBe('symlink');
   });
 
+  test("a new file gets the server's mode for new files, written whole or streamed as an upload", async () => {
+    // A server whose SFTP logins have umask 002 (pam_umask with USERGROUPS_ENAB, as on Fedora):
+    // `touch` there makes 0664, and so must every way Wraith makes a file, or one folder upload
+    // leaves its small files (one sftp.write each) 0644 beside its large ones (streamed) 0664.
+    const other = await startSshd({ sftpUmask: '002' });
+    const conn = await connectSftp(other);
+    const svc = new SftpService(async () => conn.sftp);
+    try {
+      const home = (await svc.realpath(SESSION, '.')).path;
+      const whole = await svc.write({ sessionId: SESSION, path: `${home}/umask-whole.txt`, data: new Uint8Array([1, 2, 3]), exclusive: true });
+      const begun = await svc.uploadBegin({ sessionId: SESSION, remotePath: `${home}/umask-streamed.bin`, size: 3, overwrite: false });
+      await svc.uploadChunk({ transferId: begun.transferId, offset: 0, data: new Uint8Array([4, 5, 6]) });
+      const streamed = await svc.uploadEnd(begun.transferId);
+      expect([whole.modeOctal, streamed.modeOctal]).toEqual(['0664', '0664']);
+      expect(statSync(`${home}/umask-whole.txt`).mode & 0o777).toBe(0o664);
+      // A mode asked for is kept exactly.
+      const asked = await svc.write({ sessionId: SESSION, path: `${home}/umask-asked.txt`, text: 'x', mode: '600' });
+      expect(asked.modeOctal).toBe('0600');
+      for (const name of ['umask-whole.txt', 'umask-streamed.bin', 'umask-asked.txt']) await svc.remove({ sessionId: SESSION, path: `${home}/${name}`, recursive: false });
+    } finally {
+      await svc.dispose();
+      conn.client.end();
+      await other.stop();
+    }
+  });
+
   test('exclusive write only creates: an empty new file, and a refusal that leaves an existing one alone', async () => {
     const made = (await call('sftp.write', { sessionId: SESSION, path: `${dir}/fresh.conf`, text: '', exclusive: true })) as { type: string; size: number };
     expect(made).toMatchObject({ type: 'file', size: 0 });

@@ -154,7 +154,7 @@ export const sftpMethods = {
         expectedMtime: z.string().datetime({ offset: true }).optional(),
         /** The size sftp.read returned, checked alongside expectedMtime. */
         expectedSize: z.number().int().nonnegative().optional(),
-        /** For a new file; an existing file keeps its mode. Default 0644 (less the server's umask). */
+        /** For a new file; an existing file keeps its mode. Default: the server's for new files (0666 less its umask, as `touch` there). */
         mode: Mode.optional(),
         /** Only create: refuse (details.reason "exists") when something is already at path. */
         exclusive: z.boolean().optional(),

@@ -321,7 +321,8 @@ export class SftpService {
     const bytes = i.data ?? Buffer.from(i.text ?? '', 'utf8');
     const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const step = serverChunkLimit(rfs.sftp, 32 * 1024);
-    const mode = existing ? existing.mode & 0o7777 : i.mode !== undefined ? parseMode(i.mode) : 0o644;
+    // A new file without a mode gets the server's default, as `touch` there (and an upload) makes it.
+    const mode = existing ? existing.mode & 0o7777 : i.mode !== undefined ? parseMode(i.mode) : null;
     // An existing file the new one could not stand in for (another owner, no temp file allowed
     // beside it) is written in place instead: the editor still holds the text if that fails.
     const inPlace = async () => {
@@ -332,7 +333,7 @@ export class SftpService {
     const temp = tempNameFor(target);
     let handle: Buffer;
     try {
-      handle = await rfs.open(temp, 'wx', { mode });
+      handle = await rfs.open(temp, 'wx', mode === null ? {} : { mode });
     } catch (err) {
       // Said of the folder: the temp file's name would mean nothing to the person who sees this.
       if (err instanceof WraithError && err.code === 'ENOTFOUND' && !existing) {
@@ -356,7 +357,7 @@ export class SftpService {
       await Promise.all(writes);
       await rfs.close(handle, temp);
       // open() applies the server's umask; an existing file keeps exactly its mode.
-      if (existing || i.mode !== undefined) await rfs.chmod(temp, mode);
+      if (mode !== null) await rfs.chmod(temp, mode);
       await checkUnchanged();
       if (existing) await rfs.replace(temp, target);
       // A plain SFTP rename never replaces: a file that appeared meanwhile is kept, and this fails.
