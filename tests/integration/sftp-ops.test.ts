@@ -222,19 +222,21 @@ describe('text files', () => {
     const other = await startSshd({ sftpUmask: '002' });
     const conn = await connectSftp(other);
     const svc = new SftpService(async () => conn.sftp);
+    // Its own folder in the shared home: nothing a run before left behind can be in the way.
+    const there = `${dir}-umask`;
     try {
-      const home = (await svc.realpath(SESSION, '.')).path;
-      const whole = await svc.write({ sessionId: SESSION, path: `${home}/umask-whole.txt`, data: new Uint8Array([1, 2, 3]), exclusive: true });
-      const begun = await svc.uploadBegin({ sessionId: SESSION, remotePath: `${home}/umask-streamed.bin`, size: 3, overwrite: false });
+      await svc.mkdir({ sessionId: SESSION, path: there, parents: false, mode: '755' });
+      const whole = await svc.write({ sessionId: SESSION, path: `${there}/whole.txt`, data: new Uint8Array([1, 2, 3]), exclusive: true });
+      const begun = await svc.uploadBegin({ sessionId: SESSION, remotePath: `${there}/streamed.bin`, size: 3, overwrite: false });
       await svc.uploadChunk({ transferId: begun.transferId, offset: 0, data: new Uint8Array([4, 5, 6]) });
       const streamed = await svc.uploadEnd(begun.transferId);
       expect([whole.modeOctal, streamed.modeOctal]).toEqual(['0664', '0664']);
-      expect(statSync(`${home}/umask-whole.txt`).mode & 0o777).toBe(0o664);
+      expect(statSync(`${there}/whole.txt`).mode & 0o777).toBe(0o664);
       // A mode asked for is kept exactly.
-      const asked = await svc.write({ sessionId: SESSION, path: `${home}/umask-asked.txt`, text: 'x', mode: '600' });
+      const asked = await svc.write({ sessionId: SESSION, path: `${there}/asked.txt`, text: 'x', mode: '600' });
       expect(asked.modeOctal).toBe('0600');
-      for (const name of ['umask-whole.txt', 'umask-streamed.bin', 'umask-asked.txt']) await svc.remove({ sessionId: SESSION, path: `${home}/${name}`, recursive: false });
     } finally {
+      await svc.remove({ sessionId: SESSION, path: there, recursive: true }).catch(() => undefined);
       await svc.dispose();
       conn.client.end();
       await other.stop();
