@@ -216,6 +216,26 @@ describe('the SFTP panel of an SSH tab', () => {
     await expect.poll(() => panel().locator('.transfer[data-state="done"]', { hasText: 'tree' }).innerText()).toContain('Uploaded 2 files');
   });
 
+  it('says once why a folder cannot be uploaded where the user may not create it, and sends none of its files', async () => {
+    const locked = remote('locked');
+    mkdirSync(locked, { mode: 0o755 }); // root's, as the tests run: the SFTP user may not write in it
+    try {
+      await row('locked').locator('.entry-name').dblclick();
+      await expect.poll(() => panel().getAttribute('data-path')).toBe(locked);
+      const rowsBefore = await panel().locator('.transfer').count();
+      await panel().locator('input[name=sftp-upload-folder]').setInputFiles(join(localDir, 'tree'));
+      await page.locator('.toasts .toast', { hasText: `Upload failed: Cannot create directory ${locked}/tree: permission denied` }).waitFor();
+      // No batch started whose every file would fail on the missing folder.
+      await new Promise((r) => setTimeout(r, 500));
+      expect(await panel().locator('.transfer').count()).toBe(rowsBefore);
+      expect(await page.locator('.toasts .toast', { hasText: 'did not upload' }).count()).toBe(0);
+    } finally {
+      await panel().locator('.crumb').nth(-2).click();
+      await expect.poll(() => panel().getAttribute('data-path')).toBe(remote());
+      rmSync(locked, { recursive: true, force: true });
+    }
+  });
+
   it('uploads a folder of many files as one row: Cancel leaves no partial file, Retry sends the rest, a second upload asks once', async () => {
     const src = join(localDir, 'many-up');
     mkdirSync(join(src, 'sub'), { recursive: true });
