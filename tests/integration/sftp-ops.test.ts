@@ -178,7 +178,10 @@ describe('text files', () => {
       expect(statSync(`${locked}/shared.txt`).uid).toBe(0);
       const refused = await codeOf(service.write({ sessionId: SESSION, path: `${locked}/new.txt`, text: 'x' }));
       expect(refused.code).toBe('EDENIED');
-      expect(refused.message).toContain('is not writable');
+      expect(refused.message).toBe(`Cannot write ${locked}/new.txt: the folder ${locked} is not writable, and a file arrives under a temp name beside it first.`);
+      // An upload there says the same, of the file asked for and not of its temp.
+      const upload = await codeOf(service.uploadBegin({ sessionId: SESSION, remotePath: `${locked}/up.bin`, size: 1, overwrite: false }));
+      expect(upload).toMatchObject({ code: 'EDENIED', message: `Cannot write ${locked}/up.bin: the folder ${locked} is not writable, and a file arrives under a temp name beside it first.` });
       expect(readdirSync(locked)).toEqual(['shared.txt']);
     } finally {
       rmSync(locked, { recursive: true, force: true });

@@ -297,6 +297,20 @@ describe('cancel and failure leave nothing behind', () => {
     expect(existsSync(`${remoteDir}/x.bin`)).toBe(false);
     expect(temps(remoteDir)).toEqual([]);
   });
+
+  test('an upload into a folder the user may not write in names the folder, not the temp file', async () => {
+    const locked = `${remoteDir}-locked`;
+    mkdirSync(locked, { mode: 0o755 }); // root's, as the tests run
+    try {
+      writeFileSync(join(localDir, 'to-locked.txt'), 'x');
+      const { transferId } = await service.upload({ sessionId: SESSION, localPath: join(localDir, 'to-locked.txt'), remotePath: `${locked}/small.txt`, overwrite: false });
+      const info = await service.wait(transferId);
+      expect(info).toMatchObject({ state: 'failed', error: { code: 'EDENIED' } });
+      expect(info.error?.message).toBe(`Cannot write ${locked}/small.txt: the folder ${locked} is not writable, and a file arrives under a temp name beside it first.`);
+    } finally {
+      rmSync(locked, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('folders', () => {

@@ -170,11 +170,15 @@ export async function downloadFile(
   }
 }
 
-/** Local file → new remote file `remoteTemp` (created exclusively). Returns the bytes copied. */
+/**
+ * Local file → new remote file `remoteTemp` (created exclusively), which is `dest` itself or the
+ * temp that becomes it (failures to create a temp are said of `dest`). Returns the bytes copied.
+ */
 export async function uploadFile(
   rfs: RemoteFs,
   localPath: string,
   remoteTemp: string,
+  dest: string,
   mode: number,
   opts: CopyOptions,
 ): Promise<number> {
@@ -184,7 +188,8 @@ export async function uploadFile(
   });
   try {
     const size = (await local.stat()).size;
-    const handle = await rfs.open(remoteTemp, 'wx', { mode: mode & 0o777 });
+    const attrs = { mode: mode & 0o777 };
+    const handle = remoteTemp === dest ? await rfs.open(dest, 'wx', attrs) : await rfs.createTemp(remoteTemp, dest, attrs);
     try {
       const copied = await pipeline(size, opts, `Upload of ${localPath}`, async (buf, offset, length) => {
         let got = 0;

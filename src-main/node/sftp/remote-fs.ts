@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { FileEntryWithStats, InputAttributes, SFTPWrapper, Stats } from 'ssh2';
 import type { SftpEntry, SftpEntryType } from '../../common/contract/sftp.js';
 import { WraithError } from '../../common/errors.js';
-import { fromSftpError, isSftpStatus } from './sftp-errors.js';
+import { fromSftpError, isSftpStatus, sftpError } from './sftp-errors.js';
 
 /** Bits of st_mode (POSIX). */
 const S_IFMT = 0o170000;
@@ -168,6 +168,26 @@ export class RemoteFs {
   open(path: string, flags: 'r' | 'r+' | 'w' | 'wx', attrs: InputAttributes = {}): Promise<Buffer> {
     const action = flags.startsWith('r') ? 'open' : 'create';
     return this.call(action, path, (cb) => this.sftp.open(path, flags, attrs, cb));
+  }
+
+  /**
+   * Creates `temp`, the file a write or an upload of `dest` goes to before it is renamed into
+   * place. Its failures are said of `dest` and its folder: the temp's name would mean nothing to
+   * the person who reads them.
+   */
+  async createTemp(temp: string, dest: string, attrs: InputAttributes = {}): Promise<Buffer> {
+    try {
+      return await this.open(temp, 'wx', attrs);
+    } catch (err) {
+      const dir = posix.dirname(dest);
+      if (err instanceof WraithError && err.code === 'EDENIED') {
+        throw new WraithError('EDENIED', `Cannot write ${dest}: the folder ${dir} is not writable, and a file arrives under a temp name beside it first.`, { path: dest });
+      }
+      if (err instanceof WraithError && err.code === 'ENOTFOUND') {
+        throw sftpError('ENOTFOUND', `Cannot write ${dest}: the folder ${dir} does not exist on the server.`, 'not_a_directory', { path: dest });
+      }
+      throw err;
+    }
   }
 
   close(handle: Buffer, path: string): Promise<void> {

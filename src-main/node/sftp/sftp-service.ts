@@ -333,15 +333,10 @@ export class SftpService {
     const temp = tempNameFor(target);
     let handle: Buffer;
     try {
-      handle = await rfs.open(temp, 'wx', mode === null ? {} : { mode });
+      handle = await rfs.createTemp(temp, target, mode === null ? {} : { mode });
     } catch (err) {
-      // Said of the folder: the temp file's name would mean nothing to the person who sees this.
-      if (err instanceof WraithError && err.code === 'ENOTFOUND' && !existing) {
-        throw sftpError('ENOTFOUND', `Cannot write ${i.path}: the folder ${posix.dirname(target)} does not exist on the server.`, 'not_a_directory', { path: i.path });
-      }
-      if (!(err instanceof WraithError && err.code === 'EDENIED')) throw err;
-      if (existing) return inPlace();
-      throw new WraithError('EDENIED', `Cannot write ${i.path}: the folder ${posix.dirname(target)} is not writable, and a write goes to a temp file beside it first.`, { path: i.path });
+      if (existing && err instanceof WraithError && err.code === 'EDENIED') return inPlace();
+      throw err;
     }
     try {
       if (existing) {
@@ -548,7 +543,7 @@ export class SftpService {
     const into = await rfs.writeTarget(i.remotePath, existing);
     const mode = into.st ? into.st.mode & 0o7777 : i.mode !== undefined ? parseMode(i.mode) : null;
     const temp = tempNameFor(into.path);
-    const handle = await rfs.open(temp, 'wx', mode === null ? {} : { mode });
+    const handle = await rfs.createTemp(temp, into.path, mode === null ? {} : { mode });
     const t = new Transfer(i.sessionId, 'upload', 'file', null, i.remotePath);
     t.totalBytes = i.size ?? null;
     t.filesTotal = 1;

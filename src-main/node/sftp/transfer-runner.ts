@@ -163,7 +163,7 @@ export async function keepOwnership(rfs: RemoteFs, t: Transfer, temp: string, de
 async function uploadOne(rfs: RemoteFs, t: Transfer, plan: TransferPlan, local: string, dest: string, mode: number, direct: boolean, replacing: Stats | null) {
   const target = direct ? dest : tempNameFor(dest);
   try {
-    await uploadFile(rfs, local, target, mode, copyOptions(t, plan));
+    await uploadFile(rfs, local, target, dest, mode, copyOptions(t, plan));
     if (!direct) {
       if (replacing) {
         await keepOwnership(rfs, t, target, dest, replacing);
