@@ -456,13 +456,17 @@ describe('the SFTP panel of an SSH tab', () => {
 
   it("goes to a typed path (Ctrl+L), to a file's folder with the file selected, and to the terminal's folder", async () => {
     const bar = panel().getByRole('textbox', { name: 'Go to path' });
-    await row('notes.txt').locator('.entry-name').click();
+    // With a row's menu open: the folder it was for goes, and the menu with it (its Delete… would
+    // act on a row no longer shown). The keys reach the panel from the menu.
+    await row('notes.txt').locator('.entry-name').click({ button: 'right' });
+    await page.locator('.sftp-menu').waitFor();
     await page.keyboard.press('Control+L');
     expect(await bar.inputValue()).toBe(remote());
     await bar.fill('/usr/share');
     await bar.press('Enter');
     await expect.poll(() => panel().getAttribute('data-path')).toBe('/usr/share');
     await bar.waitFor({ state: 'detached' });
+    expect(await page.locator('.sftp-menu').count()).toBe(0);
 
     // A path that is not there keeps the field open with the server's reason; Escape leaves the folder as it was.
     await page.keyboard.press('Control+L');
