@@ -127,6 +127,26 @@ describe('the SFTP panel of an SSH tab', () => {
     await expect.poll(() => panel().getAttribute('data-path')).toBe(remote());
   });
 
+  it('makes the folders on the way of a new folder named with slashes, and selects the first', async () => {
+    const ask = page.getByRole('dialog', { name: 'New folder' });
+    try {
+      await panel().getByRole('button', { name: 'New folder' }).click();
+      await ask.locator('input').fill('logs/2026/');
+      await ask.getByRole('button', { name: 'Create' }).click();
+      await expect.poll(() => existsSync(remote('logs', '2026')) && statSync(remote('logs', '2026')).isDirectory()).toBe(true);
+      await expect.poll(() => row('logs').getAttribute('aria-selected')).toBe('true');
+      // The last part must be new, as a folder named without slashes must.
+      await panel().getByRole('button', { name: 'New folder' }).click();
+      await ask.locator('input').fill('logs/2026');
+      await ask.getByRole('button', { name: 'Create' }).click();
+      await page.locator('.toasts .toast', { hasText: `Could not create the folder: Cannot create ${remote('logs', '2026')}` }).waitFor();
+    } finally {
+      rmSync(remote('logs'), { recursive: true, force: true });
+      await panel().getByRole('button', { name: 'Refresh' }).click();
+      await row('logs').waitFor({ state: 'detached' });
+    }
+  });
+
   it('uploads a file chosen in the file input, streamed in chunks, equal on the server', async () => {
     await panel().locator('input[name=sftp-upload]').setInputFiles({ name: 'random.bin', mimeType: 'application/octet-stream', buffer: payload });
     await row('random.bin').waitFor({ timeout: 20_000 });
