@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'ssh2';
@@ -254,7 +254,19 @@ describe('text files', () => {
     const refused = await codeOf(call('sftp.write', { sessionId: SESSION, path: `${dir}/taken.conf`, text: 'clobber', exclusive: true }));
     expect(refused).toMatchObject({ code: 'EBADARGS', reason: 'exists' });
     expect(readFileSync(`${dir}/taken.conf`, 'utf8')).toBe('keep me\n');
+    // It does not look before it writes: a folder and a dangling link are refused at the rename,
+    // which leaves them as they were and takes its temp file away.
+    mkdirSync(`${dir}/taken.d`);
+    symlinkSync(`${dir}/nowhere`, `${dir}/taken.link`);
+    for (const name of ['taken.d', 'taken.link']) {
+      expect(await codeOf(call('sftp.write', { sessionId: SESSION, path: `${dir}/${name}`, text: 'clobber', exclusive: true }))).toMatchObject({ code: 'EBADARGS', reason: 'exists' });
+    }
+    expect([lstatSync(`${dir}/taken.d`).isDirectory(), readlinkSync(`${dir}/taken.link`)]).toEqual([true, `${dir}/nowhere`]);
     expect(readdirSync(dir).filter((n) => n.includes('wraith-part'))).toEqual([]);
+    // The entry it answers with is the file as the server then describes it.
+    const whole = (await call('sftp.write', { sessionId: SESSION, path: `${dir}/whole.bin`, data: new Uint8Array(70_000).fill(7), exclusive: true })) as Record<string, unknown>;
+    expect(whole).toEqual(await call('sftp.stat', { sessionId: SESSION, path: `${dir}/whole.bin` }));
+    expect(whole).toMatchObject({ type: 'file', size: 70_000, name: 'whole.bin' });
   });
 
   test('read refuses binary files and files over the limit with stable reasons', async () => {

@@ -289,10 +289,10 @@ export class SftpService {
     exclusive?: boolean;
   }): Promise<SftpEntry> {
     const rfs = await this.fs(i.sessionId);
-    const there = await rfs.lstatOrNull(i.path);
-    if (i.exclusive && there) {
-      throw sftpError('EBADARGS', `Cannot create ${i.path}: something with that name is already there.`, 'exists', { path: i.path });
-    }
+    const alreadyThere = () => sftpError('EBADARGS', `Cannot create ${i.path}: something with that name is already there.`, 'exists', { path: i.path });
+    // An exclusive write does not look first: the plain rename at its end never replaces, so a
+    // name that is taken fails there (and a folder's small files cost a request each less).
+    const there = i.exclusive ? null : await rfs.lstatOrNull(i.path);
     // Writing through a symlink edits the file it points to, not the link.
     const { path: target, st: existing } = await rfs.writeTarget(i.path, there);
     if (existing && entryType(existing.mode) !== 'file') {
@@ -349,14 +349,23 @@ export class SftpService {
       }
       const writes: Promise<void>[] = [];
       for (let at = 0; at < buf.length; at += step) writes.push(rfs.write(handle, buf, at, Math.min(step, buf.length - at), at, temp));
+      // A new file's entry comes from its handle, asked behind the writes: the server answers
+      // in order, so this costs no round trip of its own (an existing one is described below).
+      const written = existing ? null : rfs.fstat(handle, temp);
       await Promise.all(writes);
+      const st = await written;
       await rfs.close(handle, temp);
       // open() applies the server's umask; an existing file keeps exactly its mode.
       if (mode !== null) await rfs.chmod(temp, mode);
       await checkUnchanged();
       if (existing) await rfs.replace(temp, target);
-      // A plain SFTP rename never replaces: a file that appeared meanwhile is kept, and this fails.
-      else await rfs.rename(temp, target);
+      else {
+        // A plain SFTP rename never replaces: a file that appeared meanwhile is kept, and this fails.
+        await rfs.rename(temp, target).catch(async (err: unknown) => {
+          throw (await rfs.lstatOrNull(target).catch(() => null)) ? alreadyThere() : err;
+        });
+      }
+      if (st) return toEntry(i.path, mode === null ? st : { ...st, mode: (st.mode & ~0o7777) | mode });
     } catch (err) {
       await rfs.close(handle, temp).catch(() => undefined);
       await rfs.removeQuietly(temp);
