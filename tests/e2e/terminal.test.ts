@@ -732,6 +732,31 @@ describe('terminals in browser mode', () => {
     expect(await paneBackground()).toBe('rgb(15, 18, 24)');
   });
 
+  it("blinks a focused terminal's cursor from a timer, not an animation that draws every frame, and holds it when the focus goes", async () => {
+    const id = await activeSessionId();
+    expect(await page.evaluate((sid) => window.wraithInspect?.terminals.info(sid), id)).toMatchObject({ cursorStyle: 'block', cursorBlink: true });
+    expect(await page.locator('.tab-panel:visible .terminal-pane').getAttribute('data-renderer')).toBe('dom');
+    const host = page.locator('.tab-panel:visible .xterm-host');
+    const cursorShown = () =>
+      page.locator('.tab-panel:visible .xterm-cursor').evaluate((c) => !['rgba(0, 0, 0, 0)', 'transparent'].includes(getComputedStyle(c).backgroundColor));
+    await page.locator('.tab-panel:visible .xterm').click();
+    // Both halves of the blink come round.
+    await expect.poll(cursorShown, { timeout: 5_000 }).toBe(false);
+    await expect.poll(cursorShown, { timeout: 5_000 }).toBe(true);
+    // xterm's own blink for this renderer is an endless CSS animation, which made the page draw
+    // 60 frames a second while the terminal sat idle: none runs.
+    expect(await page.evaluate(() => document.getAnimations().map((a) => (a as CSSAnimation).animationName ?? 'transition'))).toEqual([]);
+
+    // Without the focus the cursor holds still (xterm outlines it), across two blink periods.
+    await page.getByRole('button', { name: 'Settings' }).focus();
+    const hidden: boolean[] = [];
+    for (let i = 0; i < 26; i++) {
+      hidden.push(((await host.getAttribute('class')) ?? '').includes('cursor-blink-off'));
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(hidden.filter(Boolean)).toEqual([]);
+  });
+
   it('gives screen readers the rows of open terminals when Settings turn it on, and takes them away when off', async () => {
     const id = await activeSessionId();
     await page.locator('.tab-panel:visible .xterm').click();

@@ -1,4 +1,5 @@
 import type { Terminal } from '@xterm/xterm';
+import { cursorBlinks } from './cursor-blink.js';
 
 const live = new Map<string, Terminal>();
 
@@ -80,7 +81,7 @@ export const terminalInspector: TerminalInspector = {
       fontFamily: o.fontFamily ?? '',
       lineHeight: o.lineHeight ?? 1,
       cursorStyle: o.cursorStyle ?? 'block',
-      cursorBlink: o.cursorBlink ?? false,
+      cursorBlink: cursorBlinks(term),
       background: o.theme?.background ?? '',
     };
   },

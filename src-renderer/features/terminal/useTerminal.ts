@@ -8,6 +8,7 @@ import { type MaybeRefOrGetter, onBeforeUnmount, onMounted, ref, toValue, watch 
 import type { TerminalBackend } from '../../stores/sessions.js';
 import { useSettingsStore } from '../../stores/settings.js';
 import { useHost } from '../../transport/index.js';
+import { DomCursorBlink } from './cursor-blink.js';
 import { openExternal } from './external-links.js';
 import { OutputFeeder } from './output-feeder.js';
 import { pastedLineCount } from './paste-lines.js';
@@ -74,6 +75,9 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
   let attached: string | null = null;
   let detach: (() => void)[] = [];
   let blinkTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Whether the cursor blinks now: the setting, unless output holds it still. */
+  let blinking = false;
+  let domBlink: DomCursorBlink | null = null;
   const disposers: (() => void)[] = [];
 
   function send(data: string | Uint8Array<ArrayBuffer>): void {
@@ -89,12 +93,20 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
    */
   function holdBlink(t: Terminal): void {
     if (blinkTimer) clearTimeout(blinkTimer);
-    else if (t.options.cursorBlink) t.options.cursorBlink = false;
+    else if (blinking) setBlink(t, false);
     else return; // not blinking, and not held by us
     blinkTimer = setTimeout(() => {
       blinkTimer = null;
-      if (term === t) t.options.cursorBlink = settings.values['terminal.cursorBlink'];
+      if (term === t) setBlink(t, settings.values['terminal.cursorBlink']);
     }, BLINK_QUIET_MS);
+  }
+
+  /** xterm blinks the WebGL renderer's cursor; the DOM renderer's blinks from our timer (cursor-blink.ts). */
+  function setBlink(t: Terminal, on: boolean): void {
+    blinking = on;
+    const dom = renderer.value === 'dom' && domBlink !== null;
+    if (t.options.cursorBlink !== (on && !dom)) t.options.cursorBlink = on && !dom;
+    if (domBlink) domBlink.enabled = on && dom;
   }
 
   function attach(id: string): void {
@@ -227,7 +239,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
       lineHeight: s['terminal.lineHeight'],
       theme: terminalTheme(s['terminal.theme']),
       drawBoldTextInBrightColors: boldIsBright(s['terminal.theme']),
-      cursorBlink: s['terminal.cursorBlink'],
+      cursorBlink: false, // set by setBlink once the renderer is known
       cursorStyle: s['terminal.cursorStyle'],
       screenReaderMode: s['terminal.screenReaderMode'],
       allowProposedApi: true, // unicode11 uses the proposed unicode API
@@ -255,6 +267,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
           // The GPU went away (driver reset, too many contexts): the DOM renderer takes over.
           webgl.dispose();
           renderer.value = 'dom';
+          setBlink(t, blinking);
         });
         t.loadAddon(webgl);
         renderer.value = 'webgl';
@@ -264,6 +277,8 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     } else {
       renderer.value = 'dom';
     }
+    domBlink = new DomCursorBlink(t, container);
+    setBlink(t, s['terminal.cursorBlink']);
     t.attachCustomKeyEventHandler(keyHandler);
 
     const subscriptions = [
@@ -332,7 +347,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
       term.options.drawBoldTextInBrightColors = boldIsBright(theme);
       term.options.cursorStyle = cursorStyle;
       // A blink held during output comes back as the setting says (holdBlink reads it).
-      if (!blinkTimer) term.options.cursorBlink = cursorBlink;
+      if (!blinkTimer) setBlink(term, cursorBlink);
     },
   );
 
@@ -346,6 +361,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
   onBeforeUnmount(() => {
     cancelAnimationFrame(frame);
     if (blinkTimer) clearTimeout(blinkTimer);
+    domBlink?.dispose();
     observer?.disconnect();
     detachSession();
     for (const d of disposers) d();
