@@ -14,6 +14,7 @@ import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
 import { Router } from '../../src-main/node/router.js';
 import { registerSftpHandlers } from '../../src-main/node/sftp/sftp-handlers.js';
+import { RemoteFs } from '../../src-main/node/sftp/remote-fs.js';
 import { SftpService } from '../../src-main/node/sftp/sftp-service.js';
 import { SHARED_GROUP, type SshdHandle, accountIds, groupId, startSshd, savePasswordConnection, connectSftp } from '../fixtures/sshd.js';
 
@@ -267,6 +268,24 @@ describe('text files', () => {
     const whole = (await call('sftp.write', { sessionId: SESSION, path: `${dir}/whole.bin`, data: new Uint8Array(70_000).fill(7), exclusive: true })) as Record<string, unknown>;
     expect(whole).toEqual(await call('sftp.stat', { sessionId: SESSION, path: `${dir}/whole.bin` }));
     expect(whole).toMatchObject({ type: 'file', size: 70_000, name: 'whole.bin' });
+  });
+
+  test("a handle closed twice leaves alone the file the server has since opened under the same handle", async () => {
+    const conn = await connectSftp(sshd);
+    try {
+      const rfs = new RemoteFs(conn.sftp);
+      const first = await rfs.open(`${dir}/closed-first.txt`, 'w');
+      await rfs.close(first, 'first');
+      const next = await rfs.open(`${dir}/closed-next.txt`, 'w');
+      expect(next.equals(first)).toBe(true); // the premise: OpenSSH hands out the freed handle again
+      await rfs.close(first, 'first'); // a clean-up path that closes again
+      const text = Buffer.from('still open\n');
+      await rfs.write(next, text, 0, text.length, 0, 'next');
+      await rfs.close(next, 'next');
+      expect(readFileSync(`${dir}/closed-next.txt`, 'utf8')).toBe('still open\n');
+    } finally {
+      conn.client.end();
+    }
   });
 
   test('read refuses binary files and files over the limit with stable reasons', async () => {

@@ -104,6 +104,9 @@ function sideOpen(sftp: SFTPWrapper, side: 'incoming' | 'outgoing'): boolean {
  * action and path. The channel belongs to the SSH session; this never closes it.
  */
 export class RemoteFs {
+  /** Handles a close was sent for: see close(). */
+  private readonly closed = new WeakSet<Buffer>();
+
   constructor(
     readonly sftp: SFTPWrapper,
     /** Told about a path removeQuietly() could not remove because the connection was gone. */
@@ -191,6 +194,11 @@ export class RemoteFs {
   }
 
   close(handle: Buffer, path: string): Promise<void> {
+    // Once only, whatever the first answer was (the server lets the handle go either way). A
+    // second close would reach the file the server has since opened under the same handle (OpenSSH
+    // hands out the lowest free one) and close that one under another transfer's feet.
+    if (this.closed.has(handle)) return Promise.resolve();
+    this.closed.add(handle);
     return this.done('close', path, (cb) => this.sftp.close(handle, cb));
   }
 
