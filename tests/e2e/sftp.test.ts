@@ -169,6 +169,17 @@ describe('the SFTP panel of an SSH tab', () => {
     const progress = transfer.getByRole('progressbar', { name: 'big.bin progress' });
     await expect.poll(async () => Number((await progress.getAttribute('aria-valuenow')) ?? 0), { timeout: 20_000 }).toBeGreaterThan(0);
     expect(await transfer.locator('.transfer-meta').innerText()).toMatch(/ of 512 MB/);
+    // The bar draws it from its left end, no further than the figure it states (it glides there).
+    const drawn = () =>
+      progress.evaluate((bar) => {
+        const track = bar.getBoundingClientRect();
+        const fill = (bar.firstElementChild as HTMLElement).getBoundingClientRect();
+        return { offset: Math.round(fill.left - track.left), share: fill.width / track.width, stated: Number(bar.getAttribute('aria-valuenow')) / 100 };
+      });
+    await expect.poll(async () => (await drawn()).share, { timeout: 20_000 }).toBeGreaterThan(0);
+    const seen = await drawn();
+    expect(seen.offset).toBe(0);
+    expect(seen.share).toBeLessThanOrEqual(seen.stated + 0.01);
     await transfer.getByRole('button', { name: 'Cancel upload of big.bin' }).click();
     await expect.poll(() => transfer.getAttribute('data-state'), { timeout: 20_000 }).toBe('cancelled');
     expect(await transfer.innerText()).toContain('Cancelled — nothing was left behind');
