@@ -255,8 +255,8 @@ describe('text files', () => {
     const refused = await codeOf(call('sftp.write', { sessionId: SESSION, path: `${dir}/taken.conf`, text: 'clobber', exclusive: true }));
     expect(refused).toMatchObject({ code: 'EBADARGS', reason: 'exists' });
     expect(readFileSync(`${dir}/taken.conf`, 'utf8')).toBe('keep me\n');
-    // It does not look before it writes: a folder and a dangling link are refused at the rename,
-    // which leaves them as they were and takes its temp file away.
+    // It looks while it makes its temp file: a folder and a dangling link are refused too, left
+    // as they were, and the temp file is taken away.
     mkdirSync(`${dir}/taken.d`);
     symlinkSync(`${dir}/nowhere`, `${dir}/taken.link`);
     for (const name of ['taken.d', 'taken.link']) {

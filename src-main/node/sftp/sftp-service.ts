@@ -290,8 +290,7 @@ export class SftpService {
   }): Promise<SftpEntry> {
     const rfs = await this.fs(i.sessionId);
     const alreadyThere = () => sftpError('EBADARGS', `Cannot create ${i.path}: something with that name is already there.`, 'exists', { path: i.path });
-    // An exclusive write does not look first: the plain rename at its end never replaces, so a
-    // name that is taken fails there (and a folder's small files cost a request each less).
+    // An exclusive write looks while it creates its temp file (below), in the same round trip.
     const there = i.exclusive ? null : await rfs.lstatOrNull(i.path);
     // Writing through a symlink edits the file it points to, not the link.
     const { path: target, st: existing } = await rfs.writeTarget(i.path, there);
@@ -331,12 +330,28 @@ export class SftpService {
       return this.describe(rfs, i.path);
     };
     const temp = tempNameFor(target);
+    const attrs = mode === null ? {} : { mode };
     let handle: Buffer;
-    try {
-      handle = await rfs.createTemp(temp, target, mode === null ? {} : { mode });
-    } catch (err) {
-      if (existing && err instanceof WraithError && err.code === 'EDENIED') return inPlace();
-      throw err;
+    if (i.exclusive) {
+      // Both requests in flight at once: the look costs no round trip of its own (a folder's
+      // small files come this way), and a name that is taken costs no bytes sent.
+      const [seen, made] = await Promise.allSettled([rfs.lstatOrNull(i.path), rfs.createTemp(temp, target, attrs)]);
+      const taken = seen.status === 'fulfilled' && seen.value !== null;
+      if (made.status === 'fulfilled' && (taken || seen.status === 'rejected')) {
+        await rfs.close(made.value, temp).catch(() => undefined);
+        await rfs.removeQuietly(temp);
+      }
+      if (taken) throw alreadyThere();
+      if (seen.status === 'rejected') throw seen.reason;
+      if (made.status === 'rejected') throw made.reason;
+      handle = made.value;
+    } else {
+      try {
+        handle = await rfs.createTemp(temp, target, attrs);
+      } catch (err) {
+        if (existing && err instanceof WraithError && err.code === 'EDENIED') return inPlace();
+        throw err;
+      }
     }
     try {
       if (existing) {
