@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
 import { type TestBrowser, createSshConnectionInUi, openApp } from '../fixtures/browser.js';
+import { startDelayProxy } from '../fixtures/delay-proxy.js';
 import { type SshdHandle, accountIds, startSshd } from '../fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 import { readZip } from '../fixtures/zip.js';
@@ -816,6 +817,39 @@ describe('the SFTP panel of an SSH tab', () => {
       if (await xo.count()) await page.keyboard.press('Control+Shift+K');
       await xo.waitFor({ state: 'detached' });
       await page.setViewportSize({ width: 1400, height: 860 });
+    }
+  });
+
+  it('says it is opening, not that the folder is empty, while a distant server names the home folder', async () => {
+    // 300 ms each way: the first listing is a round trip or two after the panel shows.
+    const proxy = await startDelayProxy(sshd.port, 300);
+    const tab = page.locator('.tab', { hasText: 'distant sshd' });
+    try {
+      await page.locator('.connections .panel-head').getByRole('button', { name: 'New connection' }).click();
+      const dialog = page.getByRole('dialog', { name: 'New connection' });
+      await dialog.locator('input[name=name]').fill('distant sshd');
+      await dialog.locator('input[name=host]').fill(sshd.host);
+      await dialog.locator('input[name=port]').fill(String(proxy.port));
+      await dialog.locator('input[name=username]').fill(sshd.users.password.username);
+      await dialog.locator('input[name=password]').fill(sshd.users.password.password);
+      await dialog.getByRole('button', { name: 'Create' }).click();
+      await dialog.waitFor({ state: 'detached' });
+      await page.getByRole('treeitem', { name: /^distant sshd, SSH/ }).dblclick();
+      await page.getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ }).getByRole('button', { name: 'Trust and connect' }).click();
+      await expect.poll(() => page.locator('.tab.active').getAttribute('class'), { timeout: 30_000 }).toContain('open');
+      if (!(await panel().count())) await page.getByRole('button', { name: 'Files', exact: true }).click();
+      await panel().waitFor();
+      const first = await panel().innerText();
+      expect(first).toContain("Opening this session's files");
+      expect(first).not.toContain('This folder is empty');
+      // Nothing to upload into yet: the buttons wait for the folder.
+      expect(await panel().getByRole('button', { name: 'Upload a folder' }).isDisabled()).toBe(true);
+      await expect.poll(() => panel().getAttribute('data-path'), { timeout: 15_000 }).toBe(home);
+      expect(await panel().innerText()).not.toContain("Opening this session's files");
+    } finally {
+      await tab.getByRole('button', { name: /^Close / }).click();
+      await expect.poll(() => tab.count()).toBe(0);
+      await proxy.close();
     }
   });
 
