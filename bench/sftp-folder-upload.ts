@@ -2,10 +2,12 @@
  * A folder of many small files uploaded through the Files panel of a real Chromium page of
  * `wraith serve` (the folder input, as "Upload a folder" gives it), against the local sshd:
  * from setting the input to every file on the server under its own name and the transfers list
- * saying "all finished"; the rows the transfers list held at the end; and `scp -r` of the same
- * folder over a ControlMaster connection opened before timing, as the anchor.
+ * saying "all finished"; the rows the transfers list held at the end; and as anchors OpenSSH's
+ * `scp -r` and `sftp` `put -r` of the same folder over a ControlMaster connection opened before
+ * timing. `--rtt MS` puts every connection through a proxy that delays each direction by MS/2,
+ * a server that far away (round trips, not bandwidth, are what many small files cost).
  *
- *   npm run build && node --import tsx bench/sftp-folder-upload.ts [--files 1000] [--kb 4] [--rounds 3]
+ *   npm run build && node --import tsx bench/sftp-folder-upload.ts [--files 1000] [--kb 4] [--rounds 3] [--rtt 0]
  *
  * Needs root (the sshd harness) and /usr/bin/chromium.
  */
@@ -18,16 +20,20 @@ import { openApp } from '../tests/fixtures/browser.js';
 import { startSshd } from '../tests/fixtures/sshd.js';
 import { startWraithServer } from '../tests/fixtures/wraith-server.js';
 import { numberArg } from './args.js';
+import { type DelayProxy, startDelayProxy } from '../tests/fixtures/delay-proxy.js';
 import { openSshTab } from './wraith-tab.js';
 
 const FILES = numberArg('files', 1000);
 const KB = numberArg('kb', 4);
 const ROUNDS = numberArg('rounds', 3);
+const RTT_MS = numberArg('rtt', 0);
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const sshd = await startSshd();
+const proxy: DelayProxy | null = RTT_MS > 0 ? await startDelayProxy(sshd.port, RTT_MS / 2) : null;
+const port = proxy?.port ?? sshd.port;
 const server = await startWraithServer();
 const browser = await openApp(server.openUrl);
 const page = browser.page;
@@ -49,7 +55,7 @@ try {
     readdirSync(dir, { withFileTypes: true }).reduce((n, e) => n + (e.isDirectory() ? count(join(dir, e.name)) : e.name.startsWith('.') ? 0 : 1), 0);
   const loadBefore = load();
 
-  await openSshTab(page, sshd);
+  await openSshTab(page, { ...sshd, port });
   await page.keyboard.press('Control+Shift+E');
   const panel = page.getByRole('complementary', { name: 'Files' });
   await panel.locator('tr.sftp-row').first().or(panel.getByText('This folder is empty')).first().waitFor();
@@ -86,7 +92,7 @@ try {
   }
 
   // OpenSSH: scp -r over a master connection opened before timing (no handshake timed).
-  master = spawn('ssh', ['-M', '-N', '-S', ctl, '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-i', sshd.users.key.privateKeyPath, '-p', String(sshd.port), `${keyUser}@${sshd.host}`], { stdio: 'ignore' });
+  master = spawn('ssh', ['-M', '-N', '-S', ctl, '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-i', sshd.users.key.privateKeyPath, '-p', String(port), `${keyUser}@${sshd.host}`], { stdio: 'ignore' });
   for (let i = 0; i < 100 && spawnCheck(ctl) !== 0; i++) await sleep(100);
   const scpMs: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
@@ -94,18 +100,30 @@ try {
     rmSync(dest, { recursive: true, force: true });
     cleanup.push(dest);
     const t0 = performance.now();
-    execFileSync('scp', ['-r', '-q', '-o', `ControlPath=${ctl}`, '-P', String(sshd.port), src, `${keyUser}@${sshd.host}:`], { stdio: 'ignore' });
+    execFileSync('scp', ['-r', '-q', '-o', `ControlPath=${ctl}`, '-P', String(port), src, `${keyUser}@${sshd.host}:`], { stdio: 'ignore' });
     scpMs.push(performance.now() - t0);
     if (count(dest) !== FILES) throw new Error('scp -r did not copy every file');
   }
+  const sftpMs: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const dest = join(homeOf(keyUser), 'site');
+    rmSync(dest, { recursive: true, force: true });
+    const t0 = performance.now();
+    execFileSync('sftp', ['-q', '-o', `ControlPath=${ctl}`, '-P', String(port), '-b', '-', `${keyUser}@${sshd.host}`], { input: `put -r ${src}\n`, stdio: ['pipe', 'ignore', 'inherit'] });
+    sftpMs.push(performance.now() - t0);
+    if (count(dest) !== FILES) throw new Error('sftp put -r did not copy every file');
+  }
 
   const fmt = (xs: number[]) => `median ${(median(xs) / 1000).toFixed(2)} s  (${xs.map((x) => (x / 1000).toFixed(2)).join(', ')})`;
-  console.log(`\nA folder of ${FILES} files of ${KB} KiB in ${Math.ceil(FILES / 100)} sub-folders, ${ROUNDS} round(s); load average before ${loadBefore}, after ${load()}`);
+  const link = RTT_MS > 0 ? `, through a ${RTT_MS} ms round trip` : ', over loopback';
+  console.log(`\nA folder of ${FILES} files of ${KB} KiB in ${Math.ceil(FILES / 100)} sub-folders${link}, ${ROUNDS} round(s); load average before ${loadBefore}, after ${load()}`);
   console.log(`  Wraith, Files panel "Upload a folder"    : ${fmt(wraithMs)}; ${(FILES / (median(wraithMs) / 1000)).toFixed(0)} files/s`);
   console.log(`  scp -r (OpenSSH, master connection open) : ${fmt(scpMs)}; ${(FILES / (median(scpMs) / 1000)).toFixed(0)} files/s`);
+  console.log(`  sftp put -r (OpenSSH, same connection)   : ${fmt(sftpMs)}; ${(FILES / (median(sftpMs) / 1000)).toFixed(0)} files/s`);
   console.log(`  rows in the transfers list at the end    : ${rowsAtEnd}`);
 } finally {
   master?.kill();
+  await proxy?.close();
   for (const p of cleanup) rmSync(p, { recursive: true, force: true });
   await browser.close();
   await server.stop();
