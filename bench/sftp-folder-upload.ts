@@ -100,7 +100,7 @@ try {
     rmSync(dest, { recursive: true, force: true });
     cleanup.push(dest);
     const t0 = performance.now();
-    execFileSync('scp', ['-r', '-q', '-o', `ControlPath=${ctl}`, '-P', String(port), src, `${keyUser}@${sshd.host}:`], { stdio: 'ignore' });
+    await run('scp', ['-r', '-q', '-o', `ControlPath=${ctl}`, '-P', String(port), src, `${keyUser}@${sshd.host}:`]);
     scpMs.push(performance.now() - t0);
     if (count(dest) !== FILES) throw new Error('scp -r did not copy every file');
   }
@@ -109,7 +109,7 @@ try {
     const dest = join(homeOf(keyUser), 'site');
     rmSync(dest, { recursive: true, force: true });
     const t0 = performance.now();
-    execFileSync('sftp', ['-q', '-o', `ControlPath=${ctl}`, '-P', String(port), '-b', '-', `${keyUser}@${sshd.host}`], { input: `put -r ${src}\n`, stdio: ['pipe', 'ignore', 'inherit'] });
+    await run('sftp', ['-q', '-o', `ControlPath=${ctl}`, '-P', String(port), '-b', '-', `${keyUser}@${sshd.host}`], `put -r ${src}\n`);
     sftpMs.push(performance.now() - t0);
     if (count(dest) !== FILES) throw new Error('sftp put -r did not copy every file');
   }
@@ -128,6 +128,19 @@ try {
   await browser.close();
   await server.stop();
   await sshd.stop();
+}
+
+/**
+ * Runs an OpenSSH client to its end without blocking this process, which may be carrying the
+ * connection (the delay proxy of --rtt lives here).
+ */
+function run(cmd: string, args: string[], input?: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(cmd, args, { stdio: [input === undefined ? 'ignore' : 'pipe', 'ignore', 'inherit'] });
+    if (input !== undefined) p.stdin?.end(input);
+    p.once('error', reject);
+    p.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} exited ${code}`))));
+  });
 }
 
 /** 0 once the master connection answers (ssh -O check). */
