@@ -3,6 +3,7 @@
  * one (new connection, vault, host-key card), and waiting for a line in its terminal.
  */
 import type { Page } from 'playwright-core';
+import { createSshConnectionInUi } from '../tests/fixtures/browser.js';
 import type { SshdHandle } from '../tests/fixtures/sshd.js';
 
 /** tsx (esbuild keepNames) wraps named functions in `__name(...)`; page functions need the helper too. */
@@ -20,20 +21,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * card shows (checked against the sshd's), and waits for the shell. Returns the tab's session id.
  */
 export async function openSshTab(page: Page, s: SshdHandle): Promise<string> {
-  await page.locator('.connections .panel-head').getByRole('button', { name: 'New connection' }).click();
-  const dialog = page.getByRole('dialog', { name: 'New connection' });
-  await dialog.locator('input[name=name]').fill('bench sshd');
-  await dialog.locator('input[name=host]').fill(s.host);
-  await dialog.locator('input[name=port]').fill(String(s.port));
-  await dialog.locator('input[name=username]').fill(s.users.password.username);
-  await dialog.locator('input[name=password]').fill(s.users.password.password);
-  await dialog.getByRole('button', { name: 'Create' }).click();
-  const vault = page.getByRole('dialog', { name: 'Set up the vault' });
-  await vault.waitFor();
-  await vault.locator('input[name=master-password]').fill('correct horse battery');
-  await vault.locator('input[name=master-password-confirm]').fill('correct horse battery');
-  await vault.getByRole('button', { name: 'Set master password' }).click();
-  await dialog.waitFor({ state: 'detached' });
+  await createSshConnectionInUi(page, { name: 'bench sshd', host: s.host, port: s.port, ...s.users.password });
 
   await page.getByRole('treeitem', { name: /^bench sshd, SSH/ }).dblclick();
   const card = page.getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ });

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
-import { type TestBrowser, createSshConnectionInUi, openApp } from '../fixtures/browser.js';
+import { type TestBrowser, createSshConnectionInUi, fillNewSshConnection, openApp } from '../fixtures/browser.js';
 import { startDelayProxy } from '../fixtures/delay-proxy.js';
 import { type SshdHandle, accountIds, startSshd } from '../fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
@@ -825,14 +825,7 @@ describe('the SFTP panel of an SSH tab', () => {
     const proxy = await startDelayProxy(sshd.port, 300);
     const tab = page.locator('.tab', { hasText: 'distant sshd' });
     try {
-      await page.locator('.connections .panel-head').getByRole('button', { name: 'New connection' }).click();
-      const dialog = page.getByRole('dialog', { name: 'New connection' });
-      await dialog.locator('input[name=name]').fill('distant sshd');
-      await dialog.locator('input[name=host]').fill(sshd.host);
-      await dialog.locator('input[name=port]').fill(String(proxy.port));
-      await dialog.locator('input[name=username]').fill(sshd.users.password.username);
-      await dialog.locator('input[name=password]').fill(sshd.users.password.password);
-      await dialog.getByRole('button', { name: 'Create' }).click();
+      const dialog = await fillNewSshConnection(page, { name: 'distant sshd', host: sshd.host, port: proxy.port, ...sshd.users.password });
       await dialog.waitFor({ state: 'detached' });
       await page.getByRole('treeitem', { name: /^distant sshd, SSH/ }).dblclick();
       await page.getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ }).getByRole('button', { name: 'Trust and connect' }).click();
