@@ -366,9 +366,8 @@ export class SftpService {
       for (let at = 0; at < buf.length; at += step) writes.push(rfs.write(handle, buf, at, Math.min(step, buf.length - at), at, temp));
       // A new file's entry comes from its handle, asked behind the writes: the server answers
       // in order, so this costs no round trip of its own (an existing one is described below).
-      const written = existing ? null : rfs.fstat(handle, temp);
-      await Promise.all(writes);
-      const st = await written;
+      // Awaited with them, so that a failure of both (the connection gone) is never unhandled.
+      const [, st] = await Promise.all([Promise.all(writes), existing ? null : rfs.fstat(handle, temp)]);
       await rfs.close(handle, temp);
       // open() applies the server's umask; an existing file keeps exactly its mode.
       if (mode !== null) await rfs.chmod(temp, mode);
