@@ -55,10 +55,6 @@ async function serve(values: { port?: string; host?: string; 'data-dir'?: string
   const dataDir = defaultDataDir(values['data-dir']);
   const app = new App({ dataDir, host: 'server' });
   const server = await startServer({ app, host: values.host ?? '127.0.0.1', port, staticDir: join(packageRoot(), 'dist', 'renderer') });
-  writeRuntimeFile(dataDir, { url: server.url, token: server.token, pid: process.pid });
-  process.stdout.write(`Wraith listening on ${server.openUrl}\n`);
-  const vault = app.vault.status();
-  if (vault.warning) process.stderr.write(`Warning: ${vault.warning}\n`);
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
@@ -68,8 +64,14 @@ async function serve(values: { port?: string; host?: string; 'data-dir'?: string
     await app.dispose();
     process.exit(0);
   };
+  // Before the line that says it is up: whoever reads it may stop it at once, and a SIGTERM that
+  // came before a handler would end the process without removing its runtime file.
   process.on('SIGINT', () => void stop());
   process.on('SIGTERM', () => void stop());
+  writeRuntimeFile(dataDir, { url: server.url, token: server.token, pid: process.pid });
+  process.stdout.write(`Wraith listening on ${server.openUrl}\n`);
+  const vault = app.vault.status();
+  if (vault.warning) process.stderr.write(`Warning: ${vault.warning}\n`);
 }
 
 export async function main(argv: string[]): Promise<void> {
