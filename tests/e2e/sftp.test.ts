@@ -846,6 +846,43 @@ describe('the SFTP panel of an SSH tab', () => {
     }
   });
 
+  it('says why when the server offers no SFTP at all, and does not name a folder it never had', async () => {
+    const plain = await startSshd({ sftp: false });
+    const tab = page.locator('.tab', { hasText: 'no-sftp sshd' });
+    try {
+      const dialog = await fillNewSshConnection(page, { name: 'no-sftp sshd', host: plain.host, port: plain.port, ...plain.users.password });
+      await dialog.waitFor({ state: 'detached' });
+      await page.getByRole('treeitem', { name: /^no-sftp sshd, SSH/ }).dblclick();
+      await page.getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ }).getByRole('button', { name: 'Trust and connect' }).click();
+      await expect.poll(() => page.locator('.tab.active').getAttribute('class'), { timeout: 20_000 }).toContain('open');
+      if (!(await panel().count())) await page.getByRole('button', { name: 'Files', exact: true }).click();
+      const alert = panel().getByRole('alert');
+      await alert.waitFor({ timeout: 15_000 });
+      const text = await alert.innerText();
+      expect(text).toContain("Cannot open this session's files");
+      expect(text).toContain('no-sftp sshd does not offer SFTP');
+      expect(text).toContain('Subsystem sftp');
+      // The home folder is what failed: no button to go there, nothing to upload into.
+      expect(await alert.getByRole('button', { name: 'Go to the home folder' }).count()).toBe(0);
+      expect(await panel().getByRole('button', { name: 'Upload files' }).isDisabled()).toBe(true);
+      // The terminal is not affected.
+      await page.locator('.tab-panel:visible .xterm').click();
+      await page.keyboard.type('echo shell-$((6*7))\n');
+      await expect.poll(() => page.locator('.tab-panel:visible .xterm-rows').innerText()).toContain('shell-42');
+      // Trying again asks the server again (its log counts the requests), refused the same way.
+      const asked = () => (plain.readLog().match(/subsystem request for sftp/g) ?? []).length;
+      const before = asked();
+      expect(before).toBeGreaterThan(0);
+      await alert.getByRole('button', { name: 'Try again' }).click();
+      await expect.poll(asked).toBeGreaterThan(before);
+      await expect.poll(() => alert.innerText()).toContain('does not offer SFTP');
+    } finally {
+      await tab.getByRole('button', { name: /^Close / }).click();
+      await expect.poll(() => tab.count()).toBe(0);
+      await plain.stop();
+    }
+  });
+
   it('takes a screenshot with the panel open and the page logged no errors', async () => {
     await shot('wraith-sftp');
     const errors = browser.pageErrors.filter((e) => !/WebSocket connection to .* failed/.test(e));

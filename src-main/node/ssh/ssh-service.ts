@@ -73,6 +73,21 @@ function shellCwdScript(id: string, knownPid: number | null): string {
  * One SSH shell: the client chain (jump hosts first), the shell channel, and the terminal state
  * (ring buffer, flow control) that survives reconnects.
  */
+/**
+ * Why the server would not give an SFTP channel. ssh2 says "Unable to start subsystem: sftp" when
+ * the server answered the request with a failure: its sshd has no (or a disabled) `Subsystem sftp`
+ * line, as hardened servers and many appliances do. That will not pass on a retry: say so.
+ */
+function sftpRefused(title: string, err: Error): WraithError {
+  if (/unable to start subsystem/i.test(err.message)) {
+    return new WraithError(
+      'EUNAVAILABLE',
+      `${title} does not offer SFTP: its SSH server has no SFTP subsystem (the "Subsystem sftp" line of sshd_config), so its files cannot be browsed or transferred. The terminal is not affected.`,
+    );
+  }
+  return new WraithError('EIO', `${title} refused an SFTP channel: ${err.message}`);
+}
+
 export class SshSession extends TerminalSession {
   state: SessionInfo['state'] = 'connecting';
   reason: string | null = null;
@@ -128,7 +143,7 @@ export class SshSession extends TerminalSession {
       const gen = this.generation;
       const p = new Promise<SFTPWrapper>((resolve, reject) => {
         client.sftp((err, sftp) => {
-          if (err) return reject(new WraithError('EIO', `${this.title} refused an SFTP channel: ${err.message}`));
+          if (err) return reject(sftpRefused(this.title, err));
           sftp.once('close', () => {
             if (this.generation === gen && this.sftpChannel === p) this.sftpChannel = null;
           });
