@@ -1060,6 +1060,25 @@ describe('terminals in browser mode', () => {
     await other.close();
   });
 
+  it("connects when a saved connection's ⋯ button is double-clicked, as anywhere else on its row; one click opens its menu", async () => {
+    const item = page.getByRole('treeitem', { name: /^test sshd, SSH/ });
+    const tabs = await page.getByRole('tab').count();
+    await item.hover();
+    const box = await item.locator('.row-menu').boundingBox();
+    if (!box) throw new Error('the ⋯ button of the connection row is not shown on hover');
+    // Its first click opens the menu, its second lands on the menu's backdrop.
+    await page.mouse.dblclick(box.x + box.width / 2, box.y + box.height / 2);
+    await expect.poll(() => page.getByRole('tab').count(), { timeout: 10_000 }).toBe(tabs + 1);
+    expect(await page.locator('.context-menu').count()).toBe(0);
+    await expect.poll(() => page.locator('.tab.active').innerText()).toContain('test sshd');
+    await item.hover();
+    await item.locator('.row-menu').click();
+    await page.locator('.context-menu').getByRole('menuitem', { name: 'Connect' }).waitFor();
+    await page.locator('.menu-backdrop').click({ position: { x: 5, y: 5 } });
+    await expect.poll(() => page.locator('.context-menu').count()).toBe(0);
+    expect(await page.getByRole('tab').count()).toBe(tabs + 1);
+  });
+
   it('takes a screenshot of the window with a terminal open', async () => {
     await page.screenshot({ path: '/tmp/wraith-terminal.png' });
     const errors = browser.pageErrors.filter((e) => !/WebSocket connection to .* failed/.test(e));
