@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ContractClient } from '../../src-main/common/client.js';
 import { attachment } from '../../src-main/server/ws-server.js';
@@ -102,6 +103,25 @@ describe('sftp.downloadLink', () => {
     const again = await fetch(host.url + link.url, { headers: cookie() });
     expect(again.status).toBe(404);
     expect(await again.text()).toMatch(/used already or has expired/);
+  });
+
+  test("a file of /proc, which says it is empty and is not, comes whole with its length; an empty file comes empty", async () => {
+    // The sshd runs on this machine: its /proc/version is ours.
+    const want = readFileSync('/proc/version');
+    const link = await client.call('sftp.downloadLink', { sessionId, remotePath: '/proc/version' });
+    expect(link.size).toBe(want.length);
+    const res = await fetch(host.url + link.url, { headers: cookie() });
+    expect(res.headers.get('content-length')).toBe(String(want.length));
+    expect(Buffer.from(await res.arrayBuffer())).toEqual(want);
+    await expect.poll(async () => (await transfer(link.transferId))?.state).toBe('done');
+    expect(await transfer(link.transferId)).toMatchObject({ bytes: want.length, totalBytes: want.length, filesDone: 1 });
+
+    execFileSync('sh', ['-c', `: > ${dir}/empty.txt`]);
+    const empty = await client.call('sftp.downloadLink', { sessionId, remotePath: `${dir}/empty.txt` });
+    expect(empty.size).toBe(0);
+    const none = await fetch(host.url + empty.url, { headers: cookie() });
+    expect([none.status, (await none.arrayBuffer()).byteLength]).toEqual([200, 0]);
+    await expect.poll(async () => (await transfer(empty.transferId))?.state).toBe('done');
   });
 
   test('needs the token, and refuses special files and missing files with plain errors', async () => {

@@ -323,6 +323,27 @@ describe('text files', () => {
     }
     expect(Buffer.concat(parts).equals(data)).toBe(true);
   });
+
+  test("a file of /proc, which says it is empty and is not, reads whole (as OpenSSH's sftp gets it); an empty file reads empty", async () => {
+    // The sshd runs on this machine: its /proc/version is ours. Its size says 0.
+    const want = readFileSync('/proc/version', 'utf8');
+    expect(want.length).toBeGreaterThan(0);
+    expect(((await call('sftp.stat', { sessionId: SESSION, path: '/proc/version' })) as { size: number }).size).toBe(0);
+    expect(await call('sftp.read', { sessionId: SESSION, path: '/proc/version' })).toMatchObject({ text: want, size: Buffer.byteLength(want) });
+    type Chunk = { data: Uint8Array; eof: boolean; size: number };
+    const whole = (await call('sftp.readChunk', { sessionId: SESSION, path: '/proc/version', offset: 0, length: 1024 * 1024 })) as Chunk;
+    expect(Buffer.from(whole.data).toString('utf8')).toBe(want);
+    expect(whole.eof).toBe(true);
+    // A range of it, and the rest from there on.
+    const head = (await call('sftp.readChunk', { sessionId: SESSION, path: '/proc/version', offset: 0, length: 5 })) as Chunk;
+    expect([Buffer.from(head.data).toString('utf8'), head.eof]).toEqual([want.slice(0, 5), false]);
+    const rest = (await call('sftp.readChunk', { sessionId: SESSION, path: '/proc/version', offset: 5, length: 1024 * 1024 })) as Chunk;
+    expect([Buffer.from(rest.data).toString('utf8'), rest.eof]).toEqual([want.slice(5), true]);
+    put(`${dir}/empty.txt`, '');
+    expect(await call('sftp.read', { sessionId: SESSION, path: `${dir}/empty.txt` })).toMatchObject({ text: '', size: 0 });
+    const none = (await call('sftp.readChunk', { sessionId: SESSION, path: `${dir}/empty.txt`, offset: 0, length: 1024 })) as Chunk;
+    expect([none.data.byteLength, none.eof, none.size]).toEqual([0, true, 0]);
+  });
 });
 
 describe('bad input gets a stable code, never a crash', () => {

@@ -149,6 +149,16 @@ describe('files', () => {
     rmSync(localCopy);
   });
 
+  test("a file of /proc, which says it is empty and is not, downloads whole, as OpenSSH's sftp gets it", async () => {
+    // The sshd runs on this machine: its /proc/version is ours.
+    const want = readFileSync('/proc/version');
+    const localCopy = join(localDir, 'version.txt');
+    const down = (await call('sftp.download', { sessionId: SESSION, remotePath: '/proc/version', localPath: localCopy })) as { transferId: string };
+    expect(await service.wait(down.transferId)).toMatchObject({ state: 'done', bytes: want.length, filesDone: 1 });
+    expect(readFileSync(localCopy)).toEqual(want);
+    rmSync(localCopy);
+  });
+
   test('several transfers run at once on one channel', async () => {
     const ids = await Promise.all(
       [1, 2, 3].map(async (n) => (await service.upload({ sessionId: SESSION, localPath: bigLocal, remotePath: `${remoteDir}/par${n}.bin`, overwrite: false })).transferId),

@@ -91,6 +91,7 @@ async function pipeline(
   what: string,
   work: (buf: Buffer, offset: number, length: number) => Promise<number>,
 ): Promise<number> {
+  if (size === 0) return copyToEnd(opts, what, work);
   let next = 0;
   let failed = false;
   let eofAt = size;
@@ -127,6 +128,29 @@ async function pipeline(
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failure) throw failure.reason;
   return eofAt;
+}
+
+/**
+ * A file that says it is empty is copied one chunk after another until a read comes back short:
+ * the kernel's /proc (and debugfs, and some of /sys) report size 0 for files that are not empty,
+ * and OpenSSH's sftp and scp copy them whole. A truly empty file costs one read that finds the end.
+ */
+async function copyToEnd(opts: CopyOptions, what: string, work: (buf: Buffer, offset: number, length: number) => Promise<number>): Promise<number> {
+  const buf = Buffer.allocUnsafe(opts.chunkSize);
+  let at = 0;
+  for (;;) {
+    if (!(await opts.slots.acquire(opts.signal))) throwIfAborted(opts.signal, what);
+    let n: number;
+    try {
+      throwIfAborted(opts.signal, what);
+      n = await work(buf, at, opts.chunkSize);
+    } finally {
+      opts.slots.release();
+    }
+    if (n > 0) opts.onBytes(n);
+    at += n;
+    if (n < opts.chunkSize) return at;
+  }
 }
 
 /** Remote file → new local file `localTemp` (created exclusively). Returns the bytes copied. */

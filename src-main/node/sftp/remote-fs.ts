@@ -222,6 +222,24 @@ export class RemoteFs {
     return got;
   }
 
+  /**
+   * READs from `position` one after another until the file ends or `max` bytes are in, for files
+   * whose size says nothing of their content (the kernel's /proc reports 0 for files that are
+   * not empty). `eof`: the end was seen (with `max` bytes in, it may not have been).
+   */
+  async readToEnd(handle: Buffer, position: number, max: number, step: number, path: string): Promise<{ data: Buffer; eof: boolean }> {
+    const parts: Buffer[] = [];
+    let got = 0;
+    while (got < max) {
+      const buf = Buffer.allocUnsafe(Math.min(step, max - got));
+      const n = await this.read(handle, buf, 0, buf.length, position + got, path);
+      if (n === 0) return { data: Buffer.concat(parts, got), eof: true };
+      parts.push(n < buf.length ? buf.subarray(0, n) : buf);
+      got += n;
+    }
+    return { data: Buffer.concat(parts, got), eof: false };
+  }
+
   write(handle: Buffer, buf: Buffer, off: number, len: number, position: number, path: string): Promise<void> {
     return this.done('write', path, (cb) => this.sftp.write(handle, buf, off, len, position, cb));
   }

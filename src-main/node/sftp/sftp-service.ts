@@ -82,6 +82,9 @@ interface PendingLink {
  */
 const STREAM_CHUNK_BYTES = SFTP_CHUNK_MAX_BYTES;
 
+/** The most a browser download of a file that does not report its size (/proc's) reads ahead. */
+const SIZELESS_LINK_MAX_BYTES = 64 * 1024 * 1024;
+
 /** How long a download link waits to be fetched; the browser fetches it at once. */
 const LINK_TTL_MS = 60_000;
 
@@ -221,17 +224,27 @@ export class SftpService {
 
   // ---- small files -------------------------------------------------------------------------
 
-  /** Reads [offset, offset+length) with the READs pipelined; returns the bytes and the file size. */
-  private async readRange(rfs: RemoteFs, path: string, offset: number, length: number): Promise<{ data: Uint8Array<ArrayBuffer>; size: number }> {
+  /**
+   * Reads [offset, offset+length) with the READs pipelined; returns the bytes, the file size and
+   * whether the bytes reach the end of the file.
+   */
+  private async readRange(rfs: RemoteFs, path: string, offset: number, length: number): Promise<{ data: Uint8Array<ArrayBuffer>; size: number; eof: boolean }> {
     const handle = await rfs.open(path, 'r');
     try {
       const st = await rfs.fstat(handle, path);
       if (entryType(st.mode) === 'dir') throw sftpError('EBADARGS', `Cannot read ${path}: it is a folder.`, 'not_a_file', { path });
+      const step = serverChunkLimit(rfs.sftp, 32 * 1024);
+      if (st.size === 0) {
+        // Size 0 says nothing of what /proc's files hold: read on until the end shows.
+        const { data, eof } = await rfs.readToEnd(handle, offset, length, step, path);
+        const bytes = new Uint8Array(data.length);
+        bytes.set(data);
+        return { data: bytes, size: eof ? offset + data.length : st.size, eof };
+      }
       const want = Math.max(0, Math.min(length, st.size - offset));
       // Backed by a plain ArrayBuffer: the bytes leave as a binary frame without a copy.
       const bytes = new Uint8Array(want);
       const data = Buffer.from(bytes.buffer, 0, want);
-      const step = serverChunkLimit(rfs.sftp, 32 * 1024);
       const parts: Promise<number>[] = [];
       for (let at = 0; at < want; at += step) {
         const len = Math.min(step, want - at);
@@ -241,7 +254,7 @@ export class SftpService {
         );
       }
       const got = Math.min(want, ...(await Promise.all(parts)));
-      return { data: bytes.subarray(0, got), size: st.size };
+      return { data: bytes.subarray(0, got), size: st.size, eof: offset + got >= st.size };
     } finally {
       await rfs.close(handle, path).catch(() => undefined);
     }
@@ -274,8 +287,8 @@ export class SftpService {
 
   async readChunk(i: { sessionId: string; path: string; offset: number; length: number }) {
     const rfs = await this.fs(i.sessionId);
-    const { data, size } = await this.readRange(rfs, i.path, i.offset, i.length);
-    return { data, eof: i.offset + data.length >= size, size };
+    const { data, size, eof } = await this.readRange(rfs, i.path, i.offset, i.length);
+    return { data, eof, size };
   }
 
   async write(i: {
@@ -701,8 +714,9 @@ export class SftpService {
     if (st.isDirectory()) return this.folderLink(rfs, i, plan);
     if (!st.isFile()) throw new WraithError('EBADARGS', `${i.remotePath} is neither a file nor a folder: there is nothing to download.`);
     const t = new Transfer(i.sessionId, 'download', 'file', null, i.remotePath);
-    t.totalBytes = st.size;
     t.filesTotal = 1;
+    if (st.size === 0) return this.sizelessLink(rfs, t);
+    t.totalBytes = st.size;
     return this.offerLink(t, posix.basename(i.remotePath), st.size, async (sink) => {
       const handle = await rfs.open(i.remotePath, 'r');
       try {
@@ -712,6 +726,31 @@ export class SftpService {
         await rfs.close(handle, i.remotePath).catch(() => undefined);
       }
       const finished = sinkFinished(sink, `Download of ${i.remotePath}`);
+      sink.end();
+      await finished;
+      t.filesDone = 1;
+    });
+  }
+
+  /**
+   * A file that says it is empty: /proc's files (and debugfs's, some of /sys's) say so and are not.
+   * The response states its length first, so the file is read whole before the link is offered,
+   * up to SIZELESS_LINK_MAX_BYTES; a truly empty file costs one read that finds the end.
+   */
+  private async sizelessLink(rfs: RemoteFs, t: Transfer) {
+    const path = t.remotePath;
+    const { data } = await this.readRange(rfs, path, 0, SIZELESS_LINK_MAX_BYTES + 1);
+    if (data.length > SIZELESS_LINK_MAX_BYTES) {
+      throw new WraithError(
+        'EBADARGS',
+        `${path} does not report its size and holds more than ${formatSize(SIZELESS_LINK_MAX_BYTES)}, too much to read ahead for a browser download; copy it to a regular file on the server and download that.`,
+      );
+    }
+    t.totalBytes = data.length;
+    return this.offerLink(t, posix.basename(path), data.length, async (sink) => {
+      const finished = sinkFinished(sink, `Download of ${path}`);
+      sink.write(data);
+      t.addBytes(data.length);
       sink.end();
       await finished;
       t.filesDone = 1;
