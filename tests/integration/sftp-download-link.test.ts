@@ -116,6 +116,9 @@ describe('sftp.downloadLink', () => {
     await expect.poll(async () => (await transfer(link.transferId))?.state).toBe('done');
     expect(await transfer(link.transferId)).toMatchObject({ bytes: want.length, totalBytes: want.length, filesDone: 1 });
 
+    const endless = await failure(client.call('sftp.downloadLink', { sessionId, remotePath: '/proc/kmsg' }));
+    expect([endless.code, endless.message.includes('never ends')]).toEqual(['EBADARGS', true]);
+
     execFileSync('sh', ['-c', `: > ${dir}/empty.txt`]);
     const empty = await client.call('sftp.downloadLink', { sessionId, remotePath: `${dir}/empty.txt` });
     expect(empty.size).toBe(0);

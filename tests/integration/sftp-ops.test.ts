@@ -339,6 +339,17 @@ describe('text files', () => {
     expect([Buffer.from(head.data).toString('utf8'), head.eof]).toEqual([want.slice(0, 5), false]);
     const rest = (await call('sftp.readChunk', { sessionId: SESSION, path: '/proc/version', offset: 5, length: 1024 * 1024 })) as Chunk;
     expect([Buffer.from(rest.data).toString('utf8'), rest.eof]).toEqual([want.slice(5), true]);
+    // The kernel's log never ends (and reading it takes messages from the system logger): refused
+    // before it is opened, whoever may read it.
+    for (const [method, params] of [
+      ['sftp.read', { sessionId: SESSION, path: '/proc/kmsg' }],
+      ['sftp.readChunk', { sessionId: SESSION, path: '/proc/kmsg', offset: 0, length: 1024 }],
+    ] as const) {
+      const refused = await codeOf(call(method, params));
+      expect(refused).toMatchObject({ code: 'EBADARGS', reason: 'not_a_file' });
+      expect(refused.message).toContain('/proc/kmsg never ends');
+      expect(refused.message).toContain('dmesg');
+    }
     put(`${dir}/empty.txt`, '');
     expect(await call('sftp.read', { sessionId: SESSION, path: `${dir}/empty.txt` })).toMatchObject({ text: '', size: 0 });
     const none = (await call('sftp.readChunk', { sessionId: SESSION, path: `${dir}/empty.txt`, offset: 0, length: 1024 })) as Chunk;

@@ -1,7 +1,7 @@
 import { open as openLocal } from 'node:fs/promises';
 import type { SFTPWrapper } from 'ssh2';
 import type { RemoteFs } from './remote-fs.js';
-import { cancelledError, fromLocalError } from './sftp-errors.js';
+import { cancelledError, fromLocalError, sftpError } from './sftp-errors.js';
 
 /**
  * Pipelined single-file copies between the SFTP channel and the local disk.
@@ -131,6 +131,25 @@ async function pipeline(
 }
 
 /**
+ * Files of size 0 that never end, and whose reading takes what it reads from their owner: the
+ * kernel's log (the system logger reads /proc/kmsg) and tracefs's pipes. Read to their end they
+ * would wait for new messages for ever, and the SFTP server, which answers one request at a time,
+ * would answer nothing else on that session meanwhile.
+ */
+const ENDLESS_FILE = /^\/proc\/kmsg$|\/trace_pipe(_raw)?$/;
+
+/** Throws, before anything is opened, for a file that reading to its end would never finish (ENDLESS_FILE). */
+export function refuseEndless(path: string): void {
+  if (!ENDLESS_FILE.test(path)) return;
+  throw sftpError(
+    'EBADARGS',
+    `${path} never ends: reading it waits for new kernel messages and takes them from whoever else reads them (the system log). Use \`dmesg\` or \`journalctl -k\` in the terminal instead.`,
+    'not_a_file',
+    { path },
+  );
+}
+
+/**
  * A file that says it is empty is copied one chunk after another until a read comes back short:
  * the kernel's /proc (and debugfs, and some of /sys) report size 0 for files that are not empty,
  * and OpenSSH's sftp and scp copy them whole. A truly empty file costs one read that finds the end.
@@ -162,6 +181,7 @@ export async function downloadFile(
   opts: CopyOptions,
 ): Promise<number> {
   throwIfAborted(opts.signal, `Download of ${remotePath}`);
+  refuseEndless(remotePath);
   const handle = await rfs.open(remotePath, 'r');
   try {
     const size = (await rfs.fstat(handle, remotePath)).size ?? 0;

@@ -10,7 +10,7 @@ import {
   type TransferProgress,
 } from '../../common/contract/sftp.js';
 import { WraithError } from '../../common/errors.js';
-import { type ByteSink, RequestSlots, serverChunkLimit, sinkFinished, streamRemoteFile } from './file-copy.js';
+import { type ByteSink, RequestSlots, refuseEndless, serverChunkLimit, sinkFinished, streamRemoteFile } from './file-copy.js';
 import { RemoteFs, channelOpen, entryType, isTempBasename, parseMode, tempNameFor, toEntry } from './remote-fs.js';
 import { cancelledError, sftpError } from './sftp-errors.js';
 import { decodeText } from './text.js';
@@ -229,6 +229,7 @@ export class SftpService {
    * whether the bytes reach the end of the file.
    */
   private async readRange(rfs: RemoteFs, path: string, offset: number, length: number): Promise<{ data: Uint8Array<ArrayBuffer>; size: number; eof: boolean }> {
+    refuseEndless(path);
     const handle = await rfs.open(path, 'r');
     try {
       const st = await rfs.fstat(handle, path);
