@@ -179,6 +179,28 @@ describe('ssh.exec', () => {
   test('exec on an unknown session → ENOTFOUND', async () => {
     expect((await failure(client.call('ssh.exec', { sessionId: 'nope', command: 'true' }))).code).toBe('ENOTFOUND');
   });
+
+  test('a server that allows one session per connection: the shell works, and exec and SFTP say why they are refused', async () => {
+    const strict = await startSshd({ maxSessions: 1 });
+    try {
+      const conn = await savePasswordConnection(client, strict, 'one-session');
+      const { sessionId: sid } = await client.call('ssh.open', { connectionId: conn.id });
+      await client.call('terminal.write', { sessionId: sid, data: 'echo shell-$((6*7))\n' });
+      await waitForOutput(sid, /shell-42\n/);
+      for (const refused of [
+        await failure(client.call('ssh.exec', { sessionId: sid, command: 'true' })),
+        await failure(client.call('sftp.realpath', { sessionId: sid })),
+      ]) {
+        expect(refused.code).toBe('EIO');
+        expect(refused.message).toMatch(/^one-session refused (to run the command|an SFTP channel): /);
+        expect(refused.message).toContain('MaxSessions in sshd_config');
+      }
+      expect(strict.readLog()).toContain('no more sessions');
+      await client.call('sessions.close', { sessionId: sid });
+    } finally {
+      await strict.stop();
+    }
+  });
 });
 
 describe('dropped connection and reconnect', () => {

@@ -85,7 +85,18 @@ function sftpRefused(title: string, err: Error): WraithError {
       `${title} does not offer SFTP: its SSH server has no SFTP subsystem (the "Subsystem sftp" line of sshd_config), so its files cannot be browsed or transferred. The terminal is not affected.`,
     );
   }
-  return new WraithError('EIO', `${title} refused an SFTP channel: ${err.message}`);
+  return new WraithError('EIO', `${title} refused an SFTP channel: ${err.message}${sessionLimitHint(err)}`);
+}
+
+/**
+ * A session channel (SFTP, a command) the server would not open. OpenSSH does that when the
+ * connection already holds as many sessions as its MaxSessions allows (it says "open failed",
+ * nothing more): Wraith's terminal holds one, and the Files panel and the XO's commands each want
+ * another. Say so; it is what a person can change about it.
+ */
+function sessionLimitHint(err: Error): string {
+  if (!err.message.startsWith('(SSH) Channel open failure')) return '';
+  return '. Servers often refuse this when a connection may hold fewer sessions than Wraith opens (MaxSessions in sshd_config: the terminal takes one, files and commands one more each).';
 }
 
 export class SshSession extends TerminalSession {
@@ -424,7 +435,7 @@ export class SshService {
     const started = performance.now();
     return new Promise<ExecResult>((resolve, reject) => {
       client.exec(command, (err, ch) => {
-        if (err) return reject(new WraithError('EIO', `${session.title} refused to run the command: ${err.message}`));
+        if (err) return reject(new WraithError('EIO', `${session.title} refused to run the command: ${err.message}${sessionLimitHint(err)}`));
         const out = { stdout: new Capped(maxBytes), stderr: new Capped(maxBytes) };
         let rc: number | null = null;
         let sig: string | null = null;
