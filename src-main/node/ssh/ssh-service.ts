@@ -70,10 +70,6 @@ function shellCwdScript(id: string, knownPid: number | null): string {
 }
 
 /**
- * One SSH shell: the client chain (jump hosts first), the shell channel, and the terminal state
- * (ring buffer, flow control) that survives reconnects.
- */
-/**
  * Why the server would not give an SFTP channel. ssh2 says "Unable to start subsystem: sftp" when
  * the server answered the request with a failure: its sshd has no (or a disabled) `Subsystem sftp`
  * line, as hardened servers and many appliances do. That will not pass on a retry: say so.
@@ -99,6 +95,10 @@ function sessionLimitHint(err: Error): string {
   return '. Servers often refuse this when a connection may hold fewer sessions than Wraith opens (MaxSessions in sshd_config: the terminal takes one, files and commands one more each).';
 }
 
+/**
+ * One SSH shell: the client chain (jump hosts first), the shell channel, and the terminal state
+ * (ring buffer, flow control) that survives reconnects.
+ */
 export class SshSession extends TerminalSession {
   state: SessionInfo['state'] = 'connecting';
   reason: string | null = null;
