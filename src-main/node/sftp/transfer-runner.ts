@@ -111,9 +111,11 @@ export async function runDownload(rfs: RemoteFs, t: Transfer, overwrite: boolean
     if (existing?.isDirectory()) {
       throw sftpError('EBADARGS', `Cannot download the file ${remote} over the local folder ${dest}.`, 'not_a_file', { path: dest });
     }
-    t.totalBytes = st.size;
+    // Size 0 may not mean empty (/proc's files, read to their end): unknown until the end.
+    t.totalBytes = st.size === 0 ? null : st.size;
     t.filesTotal = 1;
     await downloadOne(rfs, t, plan, remote, dest, st.mode & 0o777, false);
+    t.totalBytes ??= t.bytes;
     return;
   }
 
