@@ -56,6 +56,26 @@ async function shot(name: string): Promise<void> {
   await page.screenshot({ path: `/tmp/${name}.png` });
 }
 
+/**
+ * Saves a password connection `name` to `s`'s users at 127.0.0.1:`port` (the vault is set up by
+ * then), opens it trusting its host key, shows the Files panel, runs `body`, and closes the tab.
+ */
+async function inNewTab(name: string, s: SshdHandle, port: number, body: () => Promise<void>): Promise<void> {
+  const tab = page.locator('.tab', { hasText: name });
+  try {
+    const dialog = await fillNewSshConnection(page, { name, host: s.host, port, ...s.users.password });
+    await dialog.waitFor({ state: 'detached' });
+    await page.getByRole('treeitem', { name: new RegExp(`^${name}, SSH`) }).dblclick();
+    await page.getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ }).getByRole('button', { name: 'Trust and connect' }).click();
+    await expect.poll(() => page.locator('.tab.active').getAttribute('class'), { timeout: 30_000 }).toContain('open');
+    if (!(await panel().count())) await page.getByRole('button', { name: 'Files', exact: true }).click();
+    await body();
+  } finally {
+    await tab.getByRole('button', { name: /^Close / }).click();
+    await expect.poll(() => tab.count()).toBe(0);
+  }
+}
+
 beforeAll(async () => {
   sshd = await startSshd();
   home = execFileSync('getent', ['passwd', sshd.users.password.username], { encoding: 'utf8' }).split(':')[5] ?? '';
@@ -823,62 +843,48 @@ describe('the SFTP panel of an SSH tab', () => {
   it('says it is opening, not that the folder is empty, while a distant server names the home folder', async () => {
     // 300 ms each way: the first listing is a round trip or two after the panel shows.
     const proxy = await startDelayProxy(sshd.port, 300);
-    const tab = page.locator('.tab', { hasText: 'distant sshd' });
     try {
-      const dialog = await fillNewSshConnection(page, { name: 'distant sshd', host: sshd.host, port: proxy.port, ...sshd.users.password });
-      await dialog.waitFor({ state: 'detached' });
-      await page.getByRole('treeitem', { name: /^distant sshd, SSH/ }).dblclick();
-      await page.getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ }).getByRole('button', { name: 'Trust and connect' }).click();
-      await expect.poll(() => page.locator('.tab.active').getAttribute('class'), { timeout: 30_000 }).toContain('open');
-      if (!(await panel().count())) await page.getByRole('button', { name: 'Files', exact: true }).click();
-      await panel().waitFor();
-      const first = await panel().innerText();
-      expect(first).toContain("Opening this session's files");
-      expect(first).not.toContain('This folder is empty');
-      // Nothing to upload into yet: the buttons wait for the folder.
-      expect(await panel().getByRole('button', { name: 'Upload a folder' }).isDisabled()).toBe(true);
-      await expect.poll(() => panel().getAttribute('data-path'), { timeout: 15_000 }).toBe(home);
-      expect(await panel().innerText()).not.toContain("Opening this session's files");
+      await inNewTab('distant sshd', sshd, proxy.port, async () => {
+        await panel().waitFor();
+        const first = await panel().innerText();
+        expect(first).toContain("Opening this session's files");
+        expect(first).not.toContain('This folder is empty');
+        // Nothing to upload into yet: the buttons wait for the folder.
+        expect(await panel().getByRole('button', { name: 'Upload a folder' }).isDisabled()).toBe(true);
+        await expect.poll(() => panel().getAttribute('data-path'), { timeout: 15_000 }).toBe(home);
+        expect(await panel().innerText()).not.toContain("Opening this session's files");
+      });
     } finally {
-      await tab.getByRole('button', { name: /^Close / }).click();
-      await expect.poll(() => tab.count()).toBe(0);
       await proxy.close();
     }
   });
 
   it('says why when the server offers no SFTP at all, and does not name a folder it never had', async () => {
     const plain = await startSshd({ sftp: false });
-    const tab = page.locator('.tab', { hasText: 'no-sftp sshd' });
     try {
-      const dialog = await fillNewSshConnection(page, { name: 'no-sftp sshd', host: plain.host, port: plain.port, ...plain.users.password });
-      await dialog.waitFor({ state: 'detached' });
-      await page.getByRole('treeitem', { name: /^no-sftp sshd, SSH/ }).dblclick();
-      await page.getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ }).getByRole('button', { name: 'Trust and connect' }).click();
-      await expect.poll(() => page.locator('.tab.active').getAttribute('class'), { timeout: 20_000 }).toContain('open');
-      if (!(await panel().count())) await page.getByRole('button', { name: 'Files', exact: true }).click();
-      const alert = panel().getByRole('alert');
-      await alert.waitFor({ timeout: 15_000 });
-      const text = await alert.innerText();
-      expect(text).toContain("Cannot open this session's files");
-      expect(text).toContain('no-sftp sshd does not offer SFTP');
-      expect(text).toContain('Subsystem sftp');
-      // The home folder is what failed: no button to go there, nothing to upload into.
-      expect(await alert.getByRole('button', { name: 'Go to the home folder' }).count()).toBe(0);
-      expect(await panel().getByRole('button', { name: 'Upload files' }).isDisabled()).toBe(true);
-      // The terminal is not affected.
-      await page.locator('.tab-panel:visible .xterm').click();
-      await page.keyboard.type('echo shell-$((6*7))\n');
-      await expect.poll(() => page.locator('.tab-panel:visible .xterm-rows').innerText()).toContain('shell-42');
-      // Trying again asks the server again (its log counts the requests), refused the same way.
-      const asked = () => (plain.readLog().match(/subsystem request for sftp/g) ?? []).length;
-      const before = asked();
-      expect(before).toBeGreaterThan(0);
-      await alert.getByRole('button', { name: 'Try again' }).click();
-      await expect.poll(asked).toBeGreaterThan(before);
-      await expect.poll(() => alert.innerText()).toContain('does not offer SFTP');
+      await inNewTab('no-sftp sshd', plain, plain.port, async () => {
+        const alert = panel().getByRole('alert');
+        await alert.waitFor({ timeout: 15_000 });
+        const text = await alert.innerText();
+        expect(text).toContain("Cannot open this session's files");
+        expect(text).toContain('no-sftp sshd does not offer SFTP');
+        expect(text).toContain('Subsystem sftp');
+        // The home folder is what failed: no button to go there, nothing to upload into.
+        expect(await alert.getByRole('button', { name: 'Go to the home folder' }).count()).toBe(0);
+        expect(await panel().getByRole('button', { name: 'Upload files' }).isDisabled()).toBe(true);
+        // The terminal is not affected.
+        await page.locator('.tab-panel:visible .xterm').click();
+        await page.keyboard.type('echo shell-$((6*7))\n');
+        await expect.poll(() => page.locator('.tab-panel:visible .xterm-rows').innerText()).toContain('shell-42');
+        // Trying again asks the server again (its log counts the requests), refused the same way.
+        const asked = () => (plain.readLog().match(/subsystem request for sftp/g) ?? []).length;
+        const before = asked();
+        expect(before).toBeGreaterThan(0);
+        await alert.getByRole('button', { name: 'Try again' }).click();
+        await expect.poll(asked).toBeGreaterThan(before);
+        await expect.poll(() => alert.innerText()).toContain('does not offer SFTP');
+      });
     } finally {
-      await tab.getByRole('button', { name: /^Close / }).click();
-      await expect.poll(() => tab.count()).toBe(0);
       await plain.stop();
     }
   });

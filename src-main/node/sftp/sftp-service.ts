@@ -238,9 +238,8 @@ export class SftpService {
       if (st.size === 0) {
         // Size 0 says nothing of what /proc's files hold: read on until the end shows.
         const { data, eof } = await rfs.readToEnd(handle, offset, length, step, path);
-        const bytes = new Uint8Array(data.length);
-        bytes.set(data);
-        return { data: bytes, size: eof ? offset + data.length : st.size, eof };
+        // A copy on a plain ArrayBuffer of its own (concat may hand out a slice of Node's pool).
+        return { data: new Uint8Array(data), size: eof ? offset + data.length : st.size, eof };
       }
       const want = Math.max(0, Math.min(length, st.size - offset));
       // Backed by a plain ArrayBuffer: the bytes leave as a binary frame without a copy.
