@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import vue from '@vitejs/plugin-vue';
 import { defineConfig } from 'vitest/config';
 
@@ -13,6 +14,8 @@ writeFileSync(join(testHome, '.bashrc'), '');
 
 export default defineConfig({
   plugins: [vue()],
+  // As vite.config.ts: renderer modules under test import the contract as @common.
+  resolve: { alias: { '@common': fileURLToPath(new URL('./src-main/common', import.meta.url)) } },
   test: {
     include: ['tests/**/*.test.ts'],
     // Real servers (sshd, RDP) and Chromium share 2 cores: keep files from starving each other.

@@ -6,17 +6,6 @@ declare module '*.vue' {
   export default component;
 }
 
-/** What the Electron preload exposes through contextBridge; absent in browser mode. */
-interface WraithPreload {
-  readonly electron: true;
-  /** Asks the main process for a MessagePort; it arrives as a 'wraith:port' window message. */
-  connect(): void;
-}
-
-interface Window {
-  readonly wraith?: WraithPreload;
-}
-
 interface Window {
   /** Read-only view of the open terminals (see features/terminal/terminal-inspect.ts). */
   wraithInspect?: {

@@ -4,14 +4,14 @@ import type { App } from './app.js';
 import { openConnection } from './connection.js';
 
 /**
- * The third transport: a client wired straight to an App, no serialisation. Tests and
- * benchmarks use it; replies arrive asynchronously, as on a real wire.
+ * The third transport: a wire straight to an App, no serialisation. Tests and benchmarks use
+ * it; replies arrive asynchronously, as on a real wire.
  */
-export function connectInProcess(app: App, origin: 'test' | 'ai' | 'mcp' = 'test'): ContractClient {
+export function openInProcessWire(app: App, origin: 'test' | 'ai' | 'mcp' = 'test'): Wire {
   let deliver: (m: ServerMessage) => void = () => {};
   const closeListeners: ((reason: string) => void)[] = [];
   const connection = openConnection(app, origin, (m) => queueMicrotask(() => deliver(m)));
-  const wire: Wire = {
+  return {
     send: (m) => connection.receive(m),
     onMessage: (l) => {
       deliver = l;
@@ -24,5 +24,9 @@ export function connectInProcess(app: App, origin: 'test' | 'ai' | 'mcp' = 'test
       for (const l of closeListeners) l('closed');
     },
   };
-  return new ContractClient(wire);
+}
+
+/** A contract client over an in-process wire. */
+export function connectInProcess(app: App, origin: 'test' | 'ai' | 'mcp' = 'test'): ContractClient {
+  return new ContractClient(openInProcessWire(app, origin));
 }

@@ -8,10 +8,15 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createPinia, setActivePinia } from 'pinia';
+import { watch } from 'vue';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ContractClient } from '../../src-main/common/client.js';
 import { App } from '../../src-main/node/app.js';
-import { connectInProcess } from '../../src-main/node/in-process.js';
+import { connectInProcess, openInProcessWire } from '../../src-main/node/in-process.js';
+import { useSftpStore } from '../../src-renderer/features/sftp/sftp-store.js';
+import { useSftpTransfers } from '../../src-renderer/features/sftp/sftp-transfers.js';
+import { HostLink, setHostLink } from '../../src-renderer/transport/index.js';
 import { type SshdHandle, savePasswordConnection, startSshd } from '../fixtures/sshd.js';
 import { failure } from '../fixtures/errors.js';
 
@@ -110,6 +115,32 @@ describe('sftp.saveAs', () => {
     expect(twice.message).toContain('Two of the items to save are called a.log');
     expect((await failure(client.call('sftp.saveAs', { sessionId, remotePaths: [] }))).code).toBe('EBADARGS');
     expect(asked.length).toBe(asks);
+  });
+
+  test("the page's transfers list: a file that says size 0 has no total until it has been read, then what was read", async () => {
+    // The renderer's own store and download code, on the Electron path, against the real host
+    // (the page's end of the wire is in-process here: no Electron runtime can run).
+    setActivePinia(createPinia());
+    const link = new HostLink('electron', async () => openInProcessWire(app));
+    setHostLink(link);
+    await new Promise<void>((resolve) => link.onOpen(() => resolve()));
+    const store = useSftpStore();
+    answer = join(local, 'version');
+    // /proc says size 0 for its files; the listing gives the page that 0 (SftpPanel passes it on).
+    await useSftpTransfers(() => sessionId).download([{ path: '/proc/version', name: 'version', size: 0 }]);
+    const row = store.transfers[0];
+    expect(row).toMatchObject({ direction: 'download', name: 'version' });
+    const seen: { state: string; totalBytes: number | null }[] = [];
+    // Default flush: one snapshot per batch of changes, as the view would render them.
+    const stop = watch(() => ({ state: row?.state ?? '', totalBytes: row?.totalBytes ?? null }), (v) => seen.push(v), { immediate: true });
+    await expect.poll(() => row?.state, { timeout: 20_000 }).toBe('done');
+    stop();
+    link.dispose();
+    const bytes = readFileSync('/proc/version').length;
+    expect(readFileSync(answer).length).toBe(bytes);
+    expect(seen.filter((s) => s.state === 'running').map((s) => s.totalBytes)).toEqual(expect.arrayContaining([null]));
+    expect(seen.filter((s) => s.state === 'running' && s.totalBytes !== null)).toEqual([]);
+    expect(row).toMatchObject({ state: 'done', bytes, totalBytes: bytes });
   });
 
   test('a host without a native dialog (browser mode) says so', async () => {

@@ -365,7 +365,9 @@ export function useSftpTransfers(sessionId: () => string | null) {
     const r = await host.call('sftp.saveAs', { sessionId: sid, remotePaths: items.map((it) => it.path) });
     for (const [k, t] of r.transfers.entries()) {
       const it = items[k];
-      store.add({ id: t.transferId, sessionId: sid, direction: 'download', name: it?.name ?? t.remotePath, remotePath: t.remotePath, bytes: 0, totalBytes: it?.size ?? 0 });
+      // Size 0 (a folder, or a file of /proc that is not empty) says nothing: unknown until the host reports.
+      const guess = it && it.size > 0 ? it.size : null;
+      store.add({ id: t.transferId, sessionId: sid, direction: 'download', name: it?.name ?? t.remotePath, remotePath: t.remotePath, bytes: 0, totalBytes: guess });
       if (it) store.setRetry(t.transferId, () => saveAs([it]));
     }
   }
