@@ -91,14 +91,17 @@ const LINK_TTL_MS = 60_000;
 /**
  * Defaults measured with bench/sftp-throughput.ts against OpenSSH 9.2 on localhost.
  *
- * inFlightBytes matches the SSH channel window (2 MiB, both ssh2's and sshd's): more requests
- * than the window can carry are not on the wire, they wait in ssh2's queue — long enough for
- * V8 to promote their buffers to the old generation. With 8 MiB in flight (32 × 256 KiB), from
- * the third 300 MB transfer of a session on, every ~20 MB cost a full mark-compact: 14–19 per
- * transfer, client CPU 1.7 → 3.3 s/GB, throughput down about 30%. With 2 MiB: no full GC in
- * 10 transfers either way, and the same speed as the first transfers had.
+ * inFlightBytes is four times the SSH channel window (2 MiB, ssh2's and sshd's alike): 32 READs
+ * of 256 KiB keep the SFTP server's queue full, so it has the next answer ready whenever the
+ * window opens instead of waiting a round trip through the host for the next request. Six runs of
+ * 3–8 rounds of 500 MB each way: downloads 345–365 MB/s median with 8 MiB against 290–339 with
+ * 2 MiB; uploads within the same noise either way (217–250 against 214–266), the window being
+ * their limit. 16 transfers cost 13 full mark-compacts with either setting, under the host's
+ * heap flags (server/host-heap.ts); before those flags, 8 MiB cost 14–19 per transfer, its
+ * queued buffers promoted to the old generation, and 2 MiB was the default then. Memory: up to
+ * 32 requests' buffers (8 MiB) per SFTP channel while it transfers.
  */
-const DEFAULT_TUNING: TransferTuning = { chunkSize: 256 * 1024, inFlightBytes: 2 * 1024 * 1024, fileConcurrency: 4 };
+const DEFAULT_TUNING: TransferTuning = { chunkSize: 256 * 1024, inFlightBytes: 8 * 1024 * 1024, fileConcurrency: 4 };
 /** Symlinks whose targets a listing resolves (two requests each); beyond that, target unknown. */
 const MAX_RESOLVED_LINKS = 500;
 
