@@ -311,7 +311,7 @@ async function main(): Promise<void> {
       console.log('\nSftpService tuning sweep over the same session (one run each):');
       for (const chunkSize of [32 * 1024, 64 * 1024, 128 * 1024, 255 * 1024]) {
         for (const inFlightKiB of [512, 1024, 2048, 4096, 8192]) {
-          const tuning: Partial<TransferTuning> = { chunkSize, inFlightBytes: inFlightKiB * 1024 };
+          const tuning: Partial<TransferTuning> = { chunkSize, readInFlightBytes: inFlightKiB * 1024, writeInFlightBytes: inFlightKiB * 1024 };
           const s = new SftpService((id) => app.ssh.sftp(id), { tuning });
           const t0 = performance.now();
           await runWraith(s, 'up');

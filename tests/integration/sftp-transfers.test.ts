@@ -70,18 +70,22 @@ async function streamUpload(dest: string, text: string): Promise<string> {
 }
 
 /** Counts a channel's READ/WRITE requests, and the most outstanding at once, from now on. */
-function countRequests(channel: SFTPWrapper): { requests: number; peak: number } {
-  const counts = { requests: 0, peak: 0 };
+function countRequests(channel: SFTPWrapper): { requests: number; peak: number; peakOf: Record<'read' | 'write', number> } {
+  const counts = { requests: 0, peak: 0, peakOf: { read: 0, write: 0 } };
   let inFlight = 0;
+  const of = { read: 0, write: 0 };
   for (const name of ['read', 'write'] as const) {
     const original = channel[name].bind(channel) as (...a: unknown[]) => void;
     (channel as unknown as Record<string, unknown>)[name] = (...a: unknown[]) => {
       const cb = a[5] as (...r: unknown[]) => void;
       inFlight += 1;
+      of[name] += 1;
       counts.requests += 1;
       counts.peak = Math.max(counts.peak, inFlight);
+      counts.peakOf[name] = Math.max(counts.peakOf[name], of[name]);
       original(...a.slice(0, 5), (...r: unknown[]) => {
         inFlight -= 1;
+        of[name] -= 1;
         cb(...r);
       });
     };
@@ -172,12 +176,13 @@ describe('files', () => {
     for (const n of [1, 2, 3]) rmSync(`${remoteDir}/par${n}.bin`);
   });
 
-  test('transfers sharing a channel keep its requests in flight to the budget, and still pipeline', async () => {
+  test('transfers sharing a channel keep its requests in flight to the budget of their direction, and still pipeline', async () => {
     // A channel of its own whose READ/WRITE calls are counted while they are outstanding.
     const own = await connectSftp(sshd);
     const counted = countRequests(own.sftp);
-    // 4 requests of 32 KiB; each file alone would start 4 workers, so 3 transfers want 12.
-    const budget = new SftpService(() => Promise.resolve(own.sftp), { tuning: { chunkSize: 32 * 1024, inFlightBytes: 128 * 1024 } });
+    // 4 WRITEs and 3 READs of 32 KiB; each file alone would start 4 workers, so 3 transfers want 12.
+    const tuning = { chunkSize: 32 * 1024, writeInFlightBytes: 128 * 1024, readInFlightBytes: 96 * 1024 };
+    const budget = new SftpService(() => Promise.resolve(own.sftp), { tuning });
     try {
       const dest = join(localDir, 'budget-down.bin');
       const ids = [
@@ -191,13 +196,35 @@ describe('files', () => {
       expect(await sha256File(`${remoteDir}/budget2.bin`)).toBe(bigSha);
       expect(await sha256File(dest)).toBe(bigSha);
       expect(counted.requests).toBeGreaterThanOrEqual((3 * 50 * MB) / (32 * 1024));
-      expect(counted.peak).toBe(4);
+      expect(counted.peakOf).toEqual({ write: 4, read: 3 });
       rmSync(dest);
       rmSync(`${remoteDir}/budget1.bin`);
       rmSync(`${remoteDir}/budget2.bin`);
     } finally {
       await budget.dispose();
       own.client.end();
+    }
+  });
+
+  test('however large the budget, a channel has at most 64 requests of a direction in flight, as OpenSSH sftp sends', async () => {
+    const own = await connectSftp(sshd);
+    const counted = countRequests(own.sftp);
+    // 1 KiB requests in a 1 MiB budget would be 1024 at once.
+    const tuning = { chunkSize: 1024, writeInFlightBytes: MB, readInFlightBytes: MB };
+    const wide = new SftpService(() => Promise.resolve(own.sftp), { tuning });
+    try {
+      const data = randomBytes(MB);
+      writeFileSync(join(localDir, 'wide.bin'), data);
+      const up = await wide.upload({ sessionId: SESSION, localPath: join(localDir, 'wide.bin'), remotePath: `${remoteDir}/wide.bin`, overwrite: false });
+      expect((await wide.wait(up.transferId)).state).toBe('done');
+      const down = await wide.download({ sessionId: SESSION, remotePath: `${remoteDir}/wide.bin`, localPath: join(localDir, 'wide-back.bin'), overwrite: false });
+      expect((await wide.wait(down.transferId)).state).toBe('done');
+      expect(readFileSync(join(localDir, 'wide-back.bin')).equals(data)).toBe(true);
+      expect(counted.peakOf).toEqual({ write: 64, read: 64 });
+    } finally {
+      await wide.dispose();
+      own.client.end();
+      for (const p of [join(localDir, 'wide.bin'), join(localDir, 'wide-back.bin'), `${remoteDir}/wide.bin`]) rmSync(p, { force: true });
     }
   });
 
@@ -260,7 +287,7 @@ describe('cancel and failure leave nothing behind', () => {
   // Small serial requests make a transfer slow enough to be caught in the middle.
   let slow: SftpService;
   beforeAll(() => {
-    slow = new SftpService(provider, { tuning: { chunkSize: 8 * 1024, inFlightBytes: 8 * 1024 } });
+    slow = new SftpService(provider, { tuning: { chunkSize: 8 * 1024, readInFlightBytes: 8 * 1024, writeInFlightBytes: 8 * 1024 } });
   });
   afterAll(() => slow.dispose());
 
@@ -409,7 +436,7 @@ describe('uploads streamed from the page', () => {
     const own = await connectSftp(sshd);
     const counted = countRequests(own.sftp);
     // 4 requests of 32 KiB; three 1 MiB chunks at once would be 96 requests unbounded.
-    const budget = new SftpService(() => Promise.resolve(own.sftp), { tuning: { chunkSize: 32 * 1024, inFlightBytes: 128 * 1024 } });
+    const budget = new SftpService(() => Promise.resolve(own.sftp), { tuning: { chunkSize: 32 * 1024, writeInFlightBytes: 128 * 1024 } });
     try {
       const data = randomBytes(3 * MB);
       const dest = `${remoteDir}/dropped-budget.bin`;
@@ -469,7 +496,7 @@ describe('bad transfer input', () => {
 
   test('a connection lost mid-download fails the transfer and removes the local temp', async () => {
     const own = await connectSftp(sshd);
-    const lossy = new SftpService(() => Promise.resolve(own.sftp), { tuning: { chunkSize: 8 * 1024, inFlightBytes: 8 * 1024 } });
+    const lossy = new SftpService(() => Promise.resolve(own.sftp), { tuning: { chunkSize: 8 * 1024, readInFlightBytes: 8 * 1024, writeInFlightBytes: 8 * 1024 } });
     const dest = join(localDir, 'lost.bin');
     writeFileSync(`${remoteDir}/lost-src.bin`, readFileSync(bigLocal));
     const { transferId } = await lossy.download({ sessionId: SESSION, remotePath: `${remoteDir}/lost-src.bin`, localPath: dest, overwrite: false });

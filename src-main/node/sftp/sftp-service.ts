@@ -91,17 +91,20 @@ const LINK_TTL_MS = 60_000;
 /**
  * Defaults measured with bench/sftp-throughput.ts against OpenSSH 9.2 on localhost.
  *
- * inFlightBytes is four times the SSH channel window (2 MiB, ssh2's and sshd's alike): 32 READs
- * of 256 KiB keep the SFTP server's queue full, so it has the next answer ready whenever the
- * window opens instead of waiting a round trip through the host for the next request. Six runs of
- * 3–8 rounds of 500 MB each way: downloads 345–365 MB/s median with 8 MiB against 290–339 with
- * 2 MiB; uploads within the same noise either way (217–250 against 214–266), the window being
- * their limit. 16 transfers cost 13 full mark-compacts with either setting, under the host's
- * heap flags (server/host-heap.ts); before those flags, 8 MiB cost 14–19 per transfer, its
- * queued buffers promoted to the old generation, and 2 MiB was the default then. Memory: up to
- * 32 requests' buffers (8 MiB) per SFTP channel while it transfers.
+ * Downloads keep 8 MiB of READs in flight (32 of 256 KiB, four times the SSH channel window of
+ * 2 MiB): the SFTP server's queue stays full, so it has the next answer ready whenever the window
+ * opens instead of waiting a round trip through the host for the next request. 500 MB, six runs
+ * of 3–8 rounds: 345–365 MB/s median against 290–339 with 2 MiB.
+ * Uploads keep 2 MiB of WRITEs in flight: the window is their limit, and data beyond it only
+ * waits in ssh2's queue. Their throughput was the same either way (217–250 against 214–266 MB/s
+ * median), but the host spent more CPU on them with more queued: 2.9–3.1 s/GB with 8 MiB, 3.7
+ * with 16, against 2.6–2.8 with 2 MiB, and an upload is bound by the CPU of both ends.
+ * 16 transfers cost 13 full mark-compacts with either setting under the host's heap flags
+ * (server/host-heap.ts); before those flags, 8 MiB of READs cost 14–19 per transfer.
  */
-const DEFAULT_TUNING: TransferTuning = { chunkSize: 256 * 1024, inFlightBytes: 8 * 1024 * 1024, fileConcurrency: 4 };
+const DEFAULT_TUNING: TransferTuning = { chunkSize: 256 * 1024, readInFlightBytes: 8 * 1024 * 1024, writeInFlightBytes: 2 * 1024 * 1024, fileConcurrency: 4 };
+/** Requests in flight per channel and direction at most, whatever the budget: OpenSSH sftp's default (-R 64). */
+const MAX_REQUESTS_IN_FLIGHT = 64;
 /** Symlinks whose targets a listing resolves (two requests each); beyond that, target unknown. */
 const MAX_RESOLVED_LINKS = 500;
 
@@ -123,8 +126,8 @@ export class SftpService {
   private readonly orphans = new Map<string, Set<string>>();
   /** A removal of a site's orphans in progress, which concurrent calls wait for. */
   private readonly orphanSweeps = new Map<string, Promise<void>>();
-  /** Each SFTP channel's request slots, shared by all its transfers (file-copy.ts). */
-  private readonly slots = new WeakMap<RemoteFs['sftp'], RequestSlots>();
+  /** Each SFTP channel's request slots for READs and for WRITEs, shared by all its transfers (file-copy.ts). */
+  private readonly slots = new WeakMap<RemoteFs['sftp'], Partial<Record<'read' | 'write', RequestSlots>>>();
   private ticker: NodeJS.Timeout | null = null;
   private disposed = false;
 
@@ -472,13 +475,17 @@ export class SftpService {
 
   // ---- transfers ---------------------------------------------------------------------------
 
-  private planFor(rfs: RemoteFs): TransferPlan {
+  /** How a transfer that `kind`s (downloads read, uploads write) runs on this channel. */
+  private planFor(rfs: RemoteFs, kind: 'read' | 'write'): TransferPlan {
     const chunkSize = Math.min(this.tuning.chunkSize, serverChunkLimit(rfs.sftp, 32 * 1024));
-    let slots = this.slots.get(rfs.sftp);
+    const pools = this.slots.get(rfs.sftp) ?? {};
+    this.slots.set(rfs.sftp, pools);
+    let slots = pools[kind];
     if (!slots) {
-      // A server that takes only 32 KiB per request gets 64 of them, as OpenSSH's sftp sends.
-      slots = new RequestSlots(Math.max(1, Math.ceil(this.tuning.inFlightBytes / chunkSize)));
-      this.slots.set(rfs.sftp, slots);
+      // A server that takes only 32 KiB per request gets 64 of them, as OpenSSH's sftp sends, not more.
+      const budget = kind === 'read' ? this.tuning.readInFlightBytes : this.tuning.writeInFlightBytes;
+      slots = new RequestSlots(Math.max(1, Math.min(MAX_REQUESTS_IN_FLIGHT, Math.ceil(budget / chunkSize))));
+      pools[kind] = slots;
     }
     return { chunkSize, fileConcurrency: this.tuning.fileConcurrency, slots };
   }
@@ -502,7 +509,7 @@ export class SftpService {
 
   async upload(i: { sessionId: string; localPath: string; remotePath: string; overwrite: boolean }): Promise<{ transferId: string }> {
     const rfs = await this.fs(i.sessionId);
-    const plan = this.planFor(rfs);
+    const plan = this.planFor(rfs, 'write');
     const t = new Transfer(i.sessionId, 'upload', 'file', i.localPath, i.remotePath);
     this.track(t, () => runUpload(rfs, t, i.overwrite, plan));
     return { transferId: t.id };
@@ -510,7 +517,7 @@ export class SftpService {
 
   async download(i: { sessionId: string; remotePath: string; localPath: string; overwrite: boolean }): Promise<{ transferId: string }> {
     const rfs = await this.fs(i.sessionId);
-    const plan = this.planFor(rfs);
+    const plan = this.planFor(rfs, 'read');
     const t = new Transfer(i.sessionId, 'download', 'file', i.localPath, i.remotePath);
     this.track(t, () => runDownload(rfs, t, i.overwrite, plan));
     return { transferId: t.id };
@@ -596,7 +603,7 @@ export class SftpService {
     const s: StreamUpload = {
       transfer: t,
       rfs,
-      plan: this.planFor(rfs),
+      plan: this.planFor(rfs, 'write'),
       handle,
       temp,
       mode,
@@ -713,7 +720,7 @@ export class SftpService {
   async downloadLink(i: { sessionId: string; remotePath: string }): Promise<{ transferId: string; url: string; name: string; size: number }> {
     const rfs = await this.fs(i.sessionId);
     const st = await rfs.stat(i.remotePath);
-    const plan = this.planFor(rfs);
+    const plan = this.planFor(rfs, 'read');
     if (st.isDirectory()) return this.folderLink(rfs, i, plan);
     if (!st.isFile()) throw new WraithError('EBADARGS', `${i.remotePath} is neither a file nor a folder: there is nothing to download.`);
     const t = new Transfer(i.sessionId, 'download', 'file', null, i.remotePath);

@@ -10,8 +10,10 @@ import { type Tree, walkLocal, walkRemote } from './tree.js';
 export interface TransferTuning {
   /** Bytes per READ/WRITE request (capped at what the server accepts in one request). */
   chunkSize: number;
-  /** Request data in flight per SFTP channel (all its files and transfers together). */
-  inFlightBytes: number;
+  /** READ data in flight per SFTP channel (all its downloads together). */
+  readInFlightBytes: number;
+  /** WRITE data in flight per SFTP channel (all its uploads together). */
+  writeInFlightBytes: number;
   /** Files copied at once in a folder transfer. */
   fileConcurrency: number;
 }
