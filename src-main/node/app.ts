@@ -218,7 +218,7 @@ export class App {
   }
 
   private registerSftp(): void {
-    registerSftpHandlers(this.router, this.sftp, { httpDownloads: this.options.host === 'server', chooseSavePath: this.options.chooseSavePath });
+    registerSftpHandlers(this.router, this.sftp, { httpLinks: this.options.host === 'server', chooseSavePath: this.options.chooseSavePath });
   }
 
   private registerAi(): void {

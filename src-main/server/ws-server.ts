@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, sep } from 'node:path';
 import { WebSocket, WebSocketServer } from 'ws';
 import { MAX_FRAME_BYTES, type ServerMessage } from '../common/protocol.js';
+import { toSerializedError } from '../common/errors.js';
 import type { App } from '../node/app.js';
 import { openConnection } from '../node/connection.js';
 import { decodeFrame, encodeBytesEvent, encodeFrame } from './codec.js';
@@ -94,6 +95,13 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       refuse(res, 401, 'Wraith: this page needs the token. Open the full URL that `wraith serve` printed.');
       return;
     }
+    if (url.pathname.startsWith('/upload/')) {
+      const reqOrigin = req.headers.origin;
+      if (req.method !== 'PUT') refuse(res, 405, 'Wraith: an upload link takes PUT.');
+      else if (reqOrigin !== undefined && !origins.has(reqOrigin)) refuse(res, 403, 'Wraith: foreign Origin.');
+      else serveUpload(app, url.pathname, req, res);
+      return;
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       refuse(res, 405, 'Wraith: only GET is served here.');
       return;
@@ -169,6 +177,75 @@ function serveDownload(app: App, pathname: string, req: IncomingMessage, res: Se
     'x-content-type-options': 'nosniff',
   });
   link.start(res);
+}
+
+/** What one sftp.uploadChunk of an upload link's body carries: the body's pieces (64 KiB) gathered. */
+const UPLOAD_GATHER_BYTES = 1024 * 1024;
+/** Gathered chunks being written at once; beyond that the request is paused (TCP pushes back on the browser). */
+const UPLOAD_CHUNKS_IN_FLIGHT = 4;
+
+/**
+ * PUT /upload/<ticket>: the whole body of an sftp.uploadLink's upload, written in order through
+ * sftp.uploadChunk as it arrives, never more than a few MiB of it held. Answers {bytes} once all
+ * are written (the page then calls sftp.uploadEnd), or {code, message} at the first failure.
+ */
+function serveUpload(app: App, pathname: string, req: IncomingMessage, res: ServerResponse): void {
+  const transferId = app.sftp.claimUpload(pathname.split('/')[2] ?? '');
+  if (!transferId) {
+    req.resume();
+    refuse(res, 404, 'Wraith: this upload link was used already, or its upload is over. Start the upload again from the Files panel.');
+    return;
+  }
+  let parts: Buffer[] = [];
+  let gathered = 0;
+  let offset = 0;
+  let failed = false;
+  const writing = new Set<Promise<unknown>>();
+  const fail = (err: unknown) => {
+    if (failed) return;
+    failed = true;
+    // The rest of the body is read and dropped: the browser reads the answer once it has sent it.
+    req.resume();
+    const e = toSerializedError(err);
+    res.writeHead(e.code === 'ENOTFOUND' ? 404 : e.code === 'EBADARGS' ? 400 : e.code === 'ECANCELLED' ? 409 : 500, {
+      'content-type': 'application/json',
+      'cache-control': 'no-store',
+    });
+    res.end(JSON.stringify({ code: e.code, message: e.message }));
+  };
+  const send = () => {
+    const data = parts.length === 1 && parts[0] ? parts[0] : Buffer.concat(parts, gathered);
+    const at = offset;
+    offset += data.length;
+    parts = [];
+    gathered = 0;
+    const write = app.sftp.uploadChunk({ transferId, offset: at, data });
+    writing.add(write);
+    write.then(
+      () => {
+        writing.delete(write);
+        if (writing.size < UPLOAD_CHUNKS_IN_FLIGHT && !failed) req.resume();
+      },
+      fail,
+    );
+    if (writing.size >= UPLOAD_CHUNKS_IN_FLIGHT) req.pause();
+  };
+  req.on('data', (piece: Buffer) => {
+    if (failed) return;
+    parts.push(piece);
+    gathered += piece.length;
+    if (gathered >= UPLOAD_GATHER_BYTES) send();
+  });
+  req.on('end', () => {
+    if (failed) return;
+    if (gathered > 0) send();
+    Promise.all(writing).then(() => {
+      if (failed) return;
+      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+      res.end(JSON.stringify({ bytes: offset }));
+    }, fail);
+  });
+  // A body cut off (the page cancelled, the tab closed): the page cancels the transfer, or its idle timer ends it.
 }
 
 /** Content-Disposition for a file name of any characters: an ASCII fallback and the UTF-8 name (RFC 6266). */

@@ -13,7 +13,7 @@ import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Locator, Page } from 'playwright-core';
+import type { Locator, Page, Request } from 'playwright-core';
 import { type TestBrowser, createSshConnectionInUi, fillNewSshConnection, openApp } from '../fixtures/browser.js';
 import { startDelayProxy } from '../fixtures/delay-proxy.js';
 import { type SshdHandle, accountIds, startSshd } from '../fixtures/sshd.js';
@@ -168,7 +168,13 @@ describe('the SFTP panel of an SSH tab', () => {
     }
   });
 
-  it('uploads a file chosen in the file input, streamed in chunks, equal on the server', async () => {
+  it('uploads a file chosen in the file input, sent as the body of one PUT to its upload link, equal on the server', async () => {
+    // Served by `wraith serve`, the browser sends the File itself (sftp.uploadLink), not chunks through the page.
+    const puts: string[] = [];
+    const onRequest = (r: Request) => {
+      if (r.method() === 'PUT') puts.push(new URL(r.url()).pathname.split('/')[1] ?? '');
+    };
+    page.on('request', onRequest);
     await panel().locator('input[name=sftp-upload]').setInputFiles({ name: 'random.bin', mimeType: 'application/octet-stream', buffer: payload });
     await row('random.bin').waitFor({ timeout: 20_000 });
     const transfer = panel().locator('.transfer').filter({ hasText: 'random.bin' });
@@ -179,6 +185,8 @@ describe('the SFTP panel of an SSH tab', () => {
     expect(sha256(readFileSync(remote('random.bin')))).toBe(sha256(payload));
     expect(readdirSync(remote()).filter((n) => n.includes('wraith-part'))).toEqual([]);
     await expect.poll(() => row('random.bin').locator('.col-size').innerText()).toBe('3.5 MB');
+    page.off('request', onRequest);
+    expect(puts).toEqual(['upload']);
   });
 
   it("shows an upload's progress, and cancels it from the transfers list leaving nothing behind", async () => {

@@ -228,6 +228,13 @@ export const sftpMethods = {
     SftpEntry,
     'Finishes a streamed upload: the temp file is renamed into place.',
   ),
+  'sftp.uploadLink': method(
+    z.object({ transferId: Id }),
+    z.object({ url: z.string() }),
+    'A one-time URL (relative to the `wraith serve` address, with its cookie) to PUT all the bytes of a streamed upload to, ' +
+      'as one request body, instead of sftp.uploadChunk calls: a browser sends a File that way without the page holding it. ' +
+      'The response is {bytes} once they are written, or {code, message}; then sftp.uploadEnd. EUNAVAILABLE outside `wraith serve`.',
+  ),
   'sftp.downloadLink': method(
     z.object({ ...Session, remotePath: RemotePath }),
     z.object({ transferId: Id, url: z.string(), name: z.string(), size: z.number().int().nonnegative() }),

@@ -2,16 +2,16 @@ import { WraithError } from '../../common/errors.js';
 import type { Router } from '../router.js';
 import type { SavePathChooser, SftpService } from './sftp-service.js';
 
-/** What only some hosts can do for downloads. */
+/** What only some hosts can do for transfers. */
 export interface SftpHostFeatures {
-  /** The host answers download links over HTTP (`wraith serve`); elsewhere nothing could fetch them. */
-  httpDownloads: boolean;
+  /** The host answers download and upload links over HTTP (`wraith serve`); elsewhere nothing could use them. */
+  httpLinks: boolean;
   /** The desktop's native save dialog (Electron); absent in browser mode and tests that do not give one. */
   chooseSavePath?: SavePathChooser | null;
 }
 
 /** The sftp.* methods of the contract, served by one SftpService. */
-export function registerSftpHandlers(r: Router, sftp: SftpService, opts: SftpHostFeatures = { httpDownloads: false }): void {
+export function registerSftpHandlers(r: Router, sftp: SftpService, opts: SftpHostFeatures = { httpLinks: false }): void {
   r.handle('sftp.list', (i) => sftp.list(i));
   r.handle('sftp.stat', (i) => sftp.stat(i.sessionId, i.path));
   r.handle('sftp.realpath', (i) => sftp.realpath(i.sessionId, i.path));
@@ -34,8 +34,12 @@ export function registerSftpHandlers(r: Router, sftp: SftpService, opts: SftpHos
     if (!choose) throw new WraithError('EUNAVAILABLE', 'Save dialogs belong to the desktop app; in browser mode use sftp.downloadLink, or sftp.download to a path on the host.');
     return sftp.saveAs(i, choose);
   });
+  r.handle('sftp.uploadLink', (i) => {
+    if (!opts.httpLinks) throw new WraithError('EUNAVAILABLE', 'Upload links are served by `wraith serve` (browser mode); here, send sftp.uploadChunk calls.');
+    return sftp.uploadLink(i.transferId);
+  });
   r.handle('sftp.downloadLink', (i) => {
-    if (!opts.httpDownloads) throw new WraithError('EUNAVAILABLE', 'Download links are served by `wraith serve` (browser mode); here, use sftp.download to a local path.');
+    if (!opts.httpLinks) throw new WraithError('EUNAVAILABLE', 'Download links are served by `wraith serve` (browser mode); here, use sftp.download to a local path.');
     return sftp.downloadLink(i);
   });
 }

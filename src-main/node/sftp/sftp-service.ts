@@ -116,6 +116,8 @@ export class SftpService {
   private readonly transfers = new Map<string, Transfer>();
   private readonly streams = new Map<string, StreamUpload>();
   private readonly links = new Map<string, PendingLink>();
+  /** Streamed uploads whose bytes come as the body of an HTTP PUT (sftp.uploadLink): ticket → transfer id. */
+  private readonly uploadTickets = new Map<string, string>();
   private readonly tuning: TransferTuning;
   private readonly emitProgress: (p: TransferProgress) => void;
   private readonly progressIntervalMs: number;
@@ -679,6 +681,31 @@ export class SftpService {
       s.writes.delete(write);
     }
     return { bytes: s.received };
+  }
+
+  /**
+   * sftp.uploadLink: a one-time URL (relative to the `wraith serve` address) to PUT a streamed
+   * upload's bytes to, all of them as one request body, instead of sending sftp.uploadChunk calls.
+   * A browser sends a File as a fetch body from its network process: the page never holds the
+   * bytes. The HTTP side hands the body to uploadChunk in order (claimUpload); uploadEnd finishes.
+   */
+  uploadLink(transferId: string): { url: string } {
+    const s = this.stream(transferId);
+    if (s.received > 0) {
+      throw sftpError('EBADARGS', `The upload to ${s.transfer.remotePath} has chunks already; its bytes come one way only.`, 'bad_offset', { expected: 0 });
+    }
+    const ticket = randomBytes(18).toString('base64url');
+    this.uploadTickets.set(ticket, transferId);
+    void s.transfer.done.then(() => this.uploadTickets.delete(ticket));
+    return { url: `/upload/${ticket}` };
+  }
+
+  /** The HTTP side of an upload link: valid once. The transfer id, or null when the ticket is unknown, used or its upload over. */
+  claimUpload(ticket: string): string | null {
+    const id = this.uploadTickets.get(ticket);
+    if (id === undefined) return null;
+    this.uploadTickets.delete(ticket);
+    return this.streams.get(id)?.transfer.running ? id : null;
   }
 
   async uploadEnd(transferId: string): Promise<SftpEntry> {

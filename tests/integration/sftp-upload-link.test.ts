@@ -1,0 +1,122 @@
+/**
+ * Uploads from a browser through `wraith serve`: sftp.uploadLink gives a one-time URL, and the
+ * whole file goes as one PUT body (a real wraith serve process and a real sshd, sent over HTTP
+ * as a browser sends a File, with the token cookie). Same bytes; once only; cookie, method and
+ * origin checked; a body of the wrong length or a cancel leaves nothing on the server.
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { ContractClient } from '../../src-main/common/client.js';
+import { connectWebSocket } from '../../src-main/server/ws-client.js';
+import { type SshdHandle, savePasswordConnection, startSshd } from '../fixtures/sshd.js';
+import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+import { failure } from '../fixtures/errors.js';
+
+let sshd: SshdHandle;
+let host: WraithServer;
+let client: ContractClient;
+let sessionId: string;
+let dir: string;
+const MB = 1024 * 1024;
+
+beforeAll(async () => {
+  sshd = await startSshd();
+  host = await startWraithServer();
+  client = await connectWebSocket(host.url, host.token);
+  const conn = await savePasswordConnection(client, sshd, 'ul');
+  ({ sessionId } = await client.call('ssh.open', { connectionId: conn.id }));
+  const u = sshd.users.password;
+  const home = execFileSync('getent', ['passwd', u.username], { encoding: 'utf8' }).split(':')[5] ?? '';
+  dir = `${home}/ul-link-${process.pid}`;
+  execFileSync('sh', ['-c', `mkdir -p ${dir} && chown ${u.username} ${dir}`]);
+}, 60_000);
+
+afterAll(async () => {
+  client?.close();
+  await host?.stop();
+  if (dir) execFileSync('rm', ['-rf', dir]);
+  await sshd?.stop();
+});
+
+const headers = () => ({ cookie: `wraith_token=${host.token}`, 'content-type': 'application/octet-stream' });
+const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
+const leftovers = () => readdirSync(dir).filter((n) => n.includes('wraith-part'));
+const transfer = async (id: string) => (await client.call('sftp.transfers', { sessionId })).find((t) => t.transferId === id);
+
+describe('sftp.uploadLink', () => {
+  test('a file PUT to its link lands whole under its name, and the answer says how much was written', async () => {
+    const data = randomBytes(50 * MB + 12345);
+    const remotePath = `${dir}/put.bin`;
+    const { transferId } = await client.call('sftp.uploadBegin', { sessionId, remotePath, size: data.length });
+    const { url } = await client.call('sftp.uploadLink', { transferId });
+    expect(url).toMatch(/^\/upload\/[\w-]{20,}$/);
+    const res = await fetch(host.url + url, { method: 'PUT', body: data, headers: headers() });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ bytes: data.length });
+    const entry = await client.call('sftp.uploadEnd', { transferId });
+    expect(entry).toMatchObject({ path: remotePath, size: data.length });
+    expect(sha(readFileSync(remotePath))).toBe(sha(data));
+    expect(await transfer(transferId)).toMatchObject({ state: 'done', bytes: data.length, direction: 'upload' });
+    expect(leftovers()).toEqual([]);
+  });
+
+  test('a link works once, needs the cookie and PUT; the bytes of an upload come one way only', async () => {
+    const { transferId } = await client.call('sftp.uploadBegin', { sessionId, remotePath: `${dir}/once.txt`, size: 5 });
+    const { url } = await client.call('sftp.uploadLink', { transferId });
+    expect((await fetch(host.url + url, { method: 'PUT', body: 'hello' })).status).toBe(401);
+    expect((await fetch(host.url + url, { headers: { cookie: `wraith_token=${host.token}` } })).status).toBe(405);
+    expect((await fetch(host.url + url, { method: 'PUT', body: 'hello', headers: { ...headers(), origin: 'http://evil.example' } })).status).toBe(403);
+    expect((await fetch(host.url + url, { method: 'PUT', body: 'hello', headers: headers() })).status).toBe(200);
+    const again = await fetch(host.url + url, { method: 'PUT', body: 'hello', headers: headers() });
+    expect(again.status).toBe(404);
+    expect(await again.text()).toContain('used already');
+    await client.call('sftp.uploadEnd', { transferId });
+    expect(readFileSync(`${dir}/once.txt`, 'utf8')).toBe('hello');
+
+    const chunked = await client.call('sftp.uploadBegin', { sessionId, remotePath: `${dir}/chunked.txt` });
+    await client.call('sftp.uploadChunk', { transferId: chunked.transferId, offset: 0, data: new Uint8Array(3) });
+    const mixed = await failure(client.call('sftp.uploadLink', { transferId: chunked.transferId }));
+    expect(mixed.code).toBe('EBADARGS');
+    expect(mixed.message).toContain('one way only');
+    await client.call('sftp.cancel', { transferId: chunked.transferId });
+    expect((await fetch(`${host.url}/upload/no-such-ticket`, { method: 'PUT', body: 'x', headers: headers() })).status).toBe(404);
+    expect(leftovers()).toEqual([]);
+  });
+
+  test('a body shorter than announced fails at uploadEnd, and nothing is left on the server', async () => {
+    const { transferId } = await client.call('sftp.uploadBegin', { sessionId, remotePath: `${dir}/short.bin`, size: 3 * MB });
+    const { url } = await client.call('sftp.uploadLink', { transferId });
+    expect((await fetch(host.url + url, { method: 'PUT', body: randomBytes(2 * MB), headers: headers() })).status).toBe(200);
+    const err = await failure(client.call('sftp.uploadEnd', { transferId }));
+    expect(err.code).toBe('EBADARGS');
+    expect(err.message).toContain('announced 3145728 bytes but received 2097152');
+    expect(readdirSync(dir)).not.toContain('short.bin');
+    expect(leftovers()).toEqual([]);
+  });
+
+  test('a cancel while the body is coming answers ECANCELLED and leaves no temp file', async () => {
+    const { transferId } = await client.call('sftp.uploadBegin', { sessionId, remotePath: `${dir}/cancelled.bin`, size: 200 * MB });
+    const { url } = await client.call('sftp.uploadLink', { transferId });
+    // A body that comes slowly, 1 MiB at a time, as from a distant browser; it never ends by itself.
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(c) {
+        await new Promise((r) => setTimeout(r, 20));
+        sent += MB;
+        c.enqueue(new Uint8Array(MB));
+      },
+    });
+    const answer = fetch(host.url + url, { method: 'PUT', body, headers: headers(), duplex: 'half' } as RequestInit);
+    await expect.poll(async () => (await transfer(transferId))?.bytes ?? 0, { timeout: 20_000 }).toBeGreaterThan(2 * MB);
+    await client.call('sftp.cancel', { transferId });
+    const res = await answer;
+    expect(res.status).toBe(409);
+    expect(await res.json()).toMatchObject({ code: 'ECANCELLED' });
+    expect(sent).toBeLessThan(200 * MB);
+    expect((await transfer(transferId))?.state).toBe('cancelled');
+    expect(readdirSync(dir)).not.toContain('cancelled.bin');
+    expect(leftovers()).toEqual([]);
+  });
+});
