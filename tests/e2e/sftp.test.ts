@@ -311,6 +311,9 @@ describe('the SFTP panel of an SSH tab', () => {
       await panel().locator('input[name=sftp-upload-folder]').setInputFiles(src);
       await expect.poll(() => parts().some((n) => n.includes('big.bin')), { timeout: 30_000 }).toBe(true);
       expect(await panel().locator('.transfer[data-state="running"]').count()).toBe(1); // the batch's, not a row per file
+      // The big file's bytes count while it goes, not only once it has landed (the small ones are 1.2 KB).
+      await expect.poll(() => batch.locator('.transfer-meta').innerText(), { timeout: 30_000 }).toMatch(/files · [\d.]+ MB of/);
+      expect(await batch.getAttribute('data-state')).toBe('running');
       await batch.getByRole('button', { name: 'Cancel upload of many-up' }).click();
       await expect.poll(() => batch.getAttribute('data-state'), { timeout: 20_000 }).toBe('cancelled');
       expect(await batch.innerText()).toMatch(/Cancelled — nothing was left behind( \(\d+ of 151 files had arrived\))?/);
