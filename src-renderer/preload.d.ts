@@ -6,6 +6,8 @@ interface WraithPreload {
   readonly electron: true;
   /** Asks the main process for a MessagePort; it arrives as a 'wraith:port' window message. */
   connect(): void;
+  /** Where a File is on disk (Electron's webUtils.getPathForFile); '' when it is not a file there. */
+  pathForFile?(file: File): string;
 }
 
 interface Window {

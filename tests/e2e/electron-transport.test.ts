@@ -5,12 +5,18 @@
  * the other end of the port is relayed (by this test, standing in for the main process) to a real
  * `wraith serve`. The app must pick the Electron path, and everything must work through it.
  */
+import { execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { WebSocket } from 'ws';
 import { decodeFrame, encodeFrame } from '../../src-main/server/codec.js';
-import { type TestBrowser, launchBrowser } from '../fixtures/browser.js';
+import { type TestBrowser, createSshConnectionInUi, launchBrowser } from '../fixtures/browser.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
 
 let server: WraithServer;
 let browser: TestBrowser;
@@ -60,6 +66,10 @@ const FAKE_PRELOAD = `(() => {
   window.__wraithFromMain = (m) => mainEnd && mainEnd.postMessage(decode(m));
   window.wraith = Object.freeze({
     electron: true,
+    // webUtils.getPathForFile stands in: the test names where each picked file is on disk.
+    pathForFile(file) {
+      return (window.__filePaths ?? {})[file.name] ?? '';
+    },
     connect() {
       const { port1, port2 } = new MessageChannel();
       mainEnd = port2;
@@ -131,5 +141,74 @@ describe('the Electron transport (MessagePort from the preload)', () => {
       .poll(async () => (await page.evaluate((sid) => window.wraithInspect?.terminals.text(sid) ?? '', id)).split('\n').map((l) => l.trimEnd()), { timeout: 15_000 })
       .toContain('port-42');
     expect(seenByMain).toContain('terminal.ack'); // credit flowed back through the port
+  });
+
+  describe('files picked in the desktop app are read by the host, by their path on disk', () => {
+    let sshd: SshdHandle;
+    let local: string;
+    let home: string;
+    const name = `native-${process.pid}.bin`;
+    const big = `native-big-${process.pid}.bin`;
+    const files = () => page.getByRole('complementary', { name: 'Files' });
+    const data = randomBytes(6 * 1024 * 1024 + 7);
+    const pick = async (n: string) => {
+      await page.evaluate(([k, p]) => Reflect.set(window, '__filePaths', { [k]: p }), [n, join(local, n)] as const);
+      await files().locator('input[name=sftp-upload]').setInputFiles(join(local, n));
+    };
+    const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+    const leftovers = () => readdirSync(home).filter((n) => n.includes('wraith-part'));
+
+    beforeAll(async () => {
+      sshd = await startSshd();
+      local = mkdtempSync(join(tmpdir(), 'wraith-native-up-'));
+      const u = sshd.users.password;
+      home = execFileSync('getent', ['passwd', u.username], { encoding: 'utf8' }).split(':')[5] ?? '';
+      writeFileSync(join(local, name), data);
+      execFileSync('truncate', ['-s', '2G', join(local, big)]);
+      await createSshConnectionInUi(page, { name: 'native up', host: sshd.host, port: sshd.port, ...u });
+      await page.getByRole('treeitem', { name: /^native up, SSH/ }).dblclick();
+      await page.getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ }).getByRole('button', { name: 'Trust and connect' }).click();
+      await page.locator('.tab-panel:visible .terminal-pane[data-session-id]').waitFor();
+      await page.keyboard.press('Control+Shift+E');
+      await files().and(page.locator(`[data-path="${home}"]`)).waitFor({ timeout: 20_000 });
+    }, 60_000);
+
+    afterAll(async () => {
+      for (const n of [name, big]) rmSync(join(home, n), { force: true });
+      rmSync(local, { recursive: true, force: true });
+      await sshd?.stop();
+    });
+
+    it('uploads with sftp.upload: the same bytes on the server, and no chunk sent by the page', async () => {
+      const before = seenByMain.length;
+      await pick(name);
+      const transfer = files().locator('.transfer').filter({ hasText: name });
+      await expect.poll(() => transfer.getAttribute('data-state'), { timeout: 30_000 }).toBe('done');
+      expect(sha(readFileSync(join(home, name)))).toBe(sha(data));
+      const calls = seenByMain.slice(before);
+      expect(calls).toContain('sftp.upload');
+      expect(calls.filter((m) => m.startsWith('sftp.upload') && m !== 'sftp.upload')).toEqual([]);
+      expect(leftovers()).toEqual([]);
+    });
+
+    it('asks before replacing a file that is there, then replaces it', async () => {
+      writeFileSync(join(home, name), 'older');
+      await pick(name);
+      const ask = page.getByRole('dialog', { name: `Replace ${name}?` });
+      await ask.getByRole('button', { name: 'Replace' }).click();
+      await expect.poll(() => readFileSync(join(home, name)).length, { timeout: 30_000 }).toBe(data.length);
+      expect(sha(readFileSync(join(home, name)))).toBe(sha(data));
+    });
+
+    it('cancels from the transfers list: the host stops, and nothing is left on the server', async () => {
+      await pick(big);
+      const transfer = files().locator('.transfer').filter({ hasText: big });
+      await expect.poll(async () => Number((await transfer.getByRole('progressbar').getAttribute('aria-valuenow')) ?? 0), { timeout: 30_000 }).toBeGreaterThan(0);
+      await transfer.getByRole('button', { name: `Cancel upload of ${big}` }).click();
+      await expect.poll(() => transfer.getAttribute('data-state'), { timeout: 20_000 }).toBe('cancelled');
+      expect(await transfer.innerText()).toContain('Cancelled — nothing was left behind');
+      expect(readdirSync(home)).not.toContain(big);
+      expect(leftovers()).toEqual([]);
+    });
   });
 });

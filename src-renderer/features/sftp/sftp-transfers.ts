@@ -1,4 +1,4 @@
-import { SFTP_CHUNK_MAX_BYTES } from '@common/contract/sftp.js';
+import { SFTP_CHUNK_MAX_BYTES, type TransferProgress } from '@common/contract/sftp.js';
 import { WraithError, isErrorCode } from '@common/errors.js';
 import { asWraithError } from '../../composables/errors.js';
 import { useHost } from '../../transport/index.js';
@@ -146,6 +146,8 @@ export function useSftpTransfers(sessionId: () => string | null) {
     hooks: { begun: (transferId: string, chunkBytes: number) => AbortSignal; landed: (bytes: number) => void },
   ): Promise<void> {
     const sid = requireSession();
+    const localPath = window.wraith?.pathForFile?.(file) ?? '';
+    if (localPath) return hostReads(file, localPath, remotePath, overwrite, hooks);
     const begin = await host.call('sftp.uploadBegin', { sessionId: sid, remotePath, size: file.size, overwrite });
     const id = begin.transferId;
     const chunk = Math.min(SFTP_CHUNK_MAX_BYTES, begin.chunkBytes || SFTP_CHUNK_MAX_BYTES);
@@ -187,6 +189,52 @@ export function useSftpTransfers(sessionId: () => string | null) {
       // Resolves once the host has removed the temp file, and is harmless when the transfer ended.
       await host.call('sftp.cancel', { transferId: id }).catch(() => undefined);
       throw err;
+    }
+  }
+
+  /**
+   * The desktop app: a File the user picked or dropped is a file on the host's own disk, so the
+   * host reads it itself (sftp.upload), as fast as a download, and the page only follows the
+   * transfer's progress. Same outcome as a streamed upload: 'exists' unless replacing, a temp file
+   * renamed into place, Cancel through the signal.
+   */
+  async function hostReads(
+    file: File,
+    localPath: string,
+    remotePath: string,
+    overwrite: boolean,
+    hooks: { begun: (transferId: string, chunkBytes: number) => AbortSignal; landed: (bytes: number) => void },
+  ): Promise<void> {
+    const sessionId = requireSession();
+    if (!overwrite) {
+      const there = await host.call('sftp.stat', { sessionId, path: remotePath }).catch(() => null);
+      if (there) throw new WraithError('EBADARGS', `Cannot upload to ${remotePath}: it already exists on the server.`, { reason: 'exists', path: remotePath });
+    }
+    // Events that come before the call's answer names the transfer are kept, by transfer.
+    const early = new Map<string, TransferProgress>();
+    let mine: string | null = null;
+    let ended: (p: TransferProgress) => void = () => {};
+    const end = new Promise<TransferProgress>((resolve) => (ended = resolve));
+    const follow = (p: TransferProgress) => {
+      hooks.landed(p.bytes);
+      if (p.state !== 'running') ended(p);
+    };
+    const off = host.on('transfer.progress', (p) => {
+      if (mine === null) early.set(p.transferId, p);
+      else if (p.transferId === mine) follow(p);
+    });
+    try {
+      const { transferId } = await host.call('sftp.upload', { sessionId, localPath, remotePath, overwrite });
+      mine = transferId;
+      const signal = hooks.begun(transferId, 0);
+      signal.addEventListener('abort', () => void host.call('sftp.cancel', { transferId }).catch(() => undefined), { once: true });
+      const seen = early.get(transferId);
+      if (seen) follow(seen);
+      const last = await end;
+      if (last.state === 'cancelled') throw new WraithError('ECANCELLED', `The upload of ${file.name} was cancelled.`);
+      if (last.state === 'failed') throw new WraithError(isErrorCode(last.error?.code) ? last.error.code : 'EIO', last.error?.message ?? `The upload of ${file.name} failed.`);
+    } finally {
+      off();
     }
   }
 
