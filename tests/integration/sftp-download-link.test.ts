@@ -11,13 +11,12 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ContractClient } from '../../src-main/common/client.js';
 import { attachment } from '../../src-main/server/ws-server.js';
-import { connectWebSocket } from '../../src-main/server/ws-client.js';
-import { type SshdHandle, savePasswordConnection, startSshd } from '../fixtures/sshd.js';
-import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+import type { WraithServer } from '../fixtures/wraith-server.js';
+import { type ServedSession, startServedSession } from '../fixtures/served-session.js';
 import { failure } from '../fixtures/errors.js';
 import { readZip } from '../fixtures/zip.js';
 
-let sshd: SshdHandle;
+let served: ServedSession;
 let host: WraithServer;
 let client: ContractClient;
 let sessionId: string;
@@ -25,22 +24,14 @@ let dir: string;
 const MB = 1024 * 1024;
 
 beforeAll(async () => {
-  sshd = await startSshd();
-  host = await startWraithServer();
-  client = await connectWebSocket(host.url, host.token);
-  const conn = await savePasswordConnection(client, sshd, 'dl');
-  ({ sessionId } = await client.call('ssh.open', { connectionId: conn.id }));
-  const u = sshd.users.password;
-  const home = execFileSync('getent', ['passwd', u.username], { encoding: 'utf8' }).split(':')[5] ?? '';
-  dir = `${home}/dl-link-${process.pid}`;
-  execFileSync('sh', ['-c', `mkdir -p ${dir} && head -c ${50 * MB} /dev/urandom > ${dir}/big.bin && head -c ${400 * MB} /dev/zero > ${dir}/huge.bin && chown -R ${u.username} ${dir}`]);
+  served = await startServedSession('dl-link');
+  ({ host, client, sessionId, dir } = served);
+  const u = served.sshd.users.password;
+  execFileSync('sh', ['-c', `head -c ${50 * MB} /dev/urandom > ${dir}/big.bin && head -c ${400 * MB} /dev/zero > ${dir}/huge.bin && chown -R ${u.username} ${dir}`]);
 }, 60_000);
 
 afterAll(async () => {
-  client?.close();
-  await host?.stop();
-  if (dir) execFileSync('rm', ['-rf', dir]);
-  await sshd?.stop();
+  await served?.stop();
 });
 
 const cookie = () => ({ cookie: `wraith_token=${host.token}` });
@@ -159,7 +150,7 @@ describe('sftp.downloadLink', () => {
 
   test('a folder comes as a zip of it: exact length up front, every file and folder, modes and names kept', async () => {
     const tree = `${dir}/tree`;
-    const u = sshd.users.password.username;
+    const u = served.sshd.users.password.username;
     execFileSync('sh', ['-c', [
       `mkdir -p '${tree}/sub/deeper' '${tree}/empty'`,
       `printf alpha > '${tree}/a.txt'`,
@@ -191,7 +182,7 @@ describe('sftp.downloadLink', () => {
   });
 
   test('a folder zip waits for a reader that stops, and a cancel cuts it', async () => {
-    execFileSync('sh', ['-c', `mkdir -p ${dir}/bigtree && ln -f ${dir}/huge.bin ${dir}/bigtree/huge.bin && chown -R ${sshd.users.password.username} ${dir}/bigtree`]);
+    execFileSync('sh', ['-c', `mkdir -p ${dir}/bigtree && ln -f ${dir}/huge.bin ${dir}/bigtree/huge.bin && chown -R ${served.sshd.users.password.username} ${dir}/bigtree`]);
     const link = await client.call('sftp.downloadLink', { sessionId, remotePath: `${dir}/bigtree` });
     await stopThenCancel(link);
   });

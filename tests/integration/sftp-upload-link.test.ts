@@ -4,17 +4,15 @@
  * as a browser sends a File, with the token cookie). Same bytes; once only; cookie, method and
  * origin checked; a body of the wrong length or a cancel leaves nothing on the server.
  */
-import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ContractClient } from '../../src-main/common/client.js';
-import { connectWebSocket } from '../../src-main/server/ws-client.js';
-import { type SshdHandle, savePasswordConnection, startSshd } from '../fixtures/sshd.js';
-import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+import type { WraithServer } from '../fixtures/wraith-server.js';
+import { type ServedSession, startServedSession } from '../fixtures/served-session.js';
 import { failure } from '../fixtures/errors.js';
 
-let sshd: SshdHandle;
+let served: ServedSession;
 let host: WraithServer;
 let client: ContractClient;
 let sessionId: string;
@@ -22,22 +20,12 @@ let dir: string;
 const MB = 1024 * 1024;
 
 beforeAll(async () => {
-  sshd = await startSshd();
-  host = await startWraithServer();
-  client = await connectWebSocket(host.url, host.token);
-  const conn = await savePasswordConnection(client, sshd, 'ul');
-  ({ sessionId } = await client.call('ssh.open', { connectionId: conn.id }));
-  const u = sshd.users.password;
-  const home = execFileSync('getent', ['passwd', u.username], { encoding: 'utf8' }).split(':')[5] ?? '';
-  dir = `${home}/ul-link-${process.pid}`;
-  execFileSync('sh', ['-c', `mkdir -p ${dir} && chown ${u.username} ${dir}`]);
+  served = await startServedSession('ul-link');
+  ({ host, client, sessionId, dir } = served);
 }, 60_000);
 
 afterAll(async () => {
-  client?.close();
-  await host?.stop();
-  if (dir) execFileSync('rm', ['-rf', dir]);
-  await sshd?.stop();
+  await served?.stop();
 });
 
 const headers = () => ({ cookie: `wraith_token=${host.token}`, 'content-type': 'application/octet-stream' });

@@ -60,6 +60,15 @@ class SpeedMeter {
   }
 }
 
+/**
+ * How an upload's caller follows it: `begun` hears the host's transfer id and answers with the
+ * signal that stops the file; `landed` hears how far the file is on the server.
+ */
+interface UploadHooks {
+  begun: (transferId: string, chunkBytes: number) => AbortSignal;
+  landed: (bytes: number) => void;
+}
+
 /** A file to upload and where it goes, relative to the target folder ("dir/sub/name.txt"). */
 export interface UploadItem {
   file: File;
@@ -143,7 +152,7 @@ export function useSftpTransfers(sessionId: () => string | null) {
     file: File,
     remotePath: string,
     overwrite: boolean,
-    hooks: { begun: (transferId: string, chunkBytes: number) => AbortSignal; landed: (bytes: number) => void },
+    hooks: UploadHooks,
   ): Promise<void> {
     const sid = requireSession();
     const localPath = window.wraith?.pathForFile?.(file) ?? '';
@@ -203,7 +212,7 @@ export function useSftpTransfers(sessionId: () => string | null) {
     localPath: string,
     remotePath: string,
     overwrite: boolean,
-    hooks: { begun: (transferId: string, chunkBytes: number) => AbortSignal; landed: (bytes: number) => void },
+    hooks: UploadHooks,
   ): Promise<void> {
     const sessionId = requireSession();
     if (!overwrite) {
