@@ -97,7 +97,7 @@ const LINK_TTL_MS = 60_000;
  * of 3–8 rounds: 345–365 MB/s median against 290–339 with 2 MiB.
  * Uploads keep 2 MiB of WRITEs in flight: the window is their limit, and data beyond it only
  * waits in ssh2's queue. Their throughput was the same either way (217–250 against 214–266 MB/s
- * median), but the host spent more CPU on them with more queued: 2.9–3.1 s/GB with 8 MiB, 3.7
+ * median), but the host spent more CPU on them with more queued: 2.8–3.1 s/GB with 8 MiB, 3.7
  * with 16, against 2.6–2.8 with 2 MiB, and an upload is bound by the CPU of both ends.
  * 16 transfers cost 13 full mark-compacts with either setting under the host's heap flags
  * (server/host-heap.ts); before those flags, 8 MiB of READs cost 14–19 per transfer.
