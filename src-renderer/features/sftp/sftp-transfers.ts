@@ -6,7 +6,7 @@ import { runPool } from './run-pool.js';
 import { type TransferRow, useSftpStore } from './sftp-store.js';
 
 /*
- * Bytes per sftp.uploadChunk (the desktop app; `wraith serve` takes a File as one PUT, putFile):
+ * Bytes per sftp.uploadChunk (a File without a path on the host's disk, in the desktop app):
  * what the host suggests in uploadBegin, at most the contract's SFTP_CHUNK_MAX_BYTES. Each chunk is
  * a round trip and a read of the File, so fewer, larger ones go faster: 500 MB through `wraith
  * serve` went at 76 MB/s in 1 MiB chunks, two in flight, and at 138 MB/s in 4 MiB ones, four in
@@ -142,11 +142,12 @@ export function useSftpTransfers(sessionId: () => string | null) {
   }
 
   /**
-   * Streams one browser File to remotePath: slices of the host's chunk size, read one ahead
-   * (never the whole file), sent in order with IN_FLIGHT unanswered, then uploadEnd renames the
-   * temp into place. `begun` hears the host's transfer id and answers with the signal that stops
-   * the file; `landed` hears how far the file is on the server. On any failure after uploadBegin
-   * the host's transfer is cancelled (its temp removed) before the error goes on.
+   * Sends one browser File to remotePath, the fastest way the page has: a File with a path on the
+   * host's disk (the desktop app) is read by the host itself (hostReads); served by `wraith serve`,
+   * it goes as one PUT body (putFile); otherwise as slices of the host's chunk size, read one ahead
+   * (never the whole file), sent in order with IN_FLIGHT unanswered. Then uploadEnd renames the
+   * temp into place. On any failure after uploadBegin the host's transfer is cancelled (its temp
+   * removed) before the error goes on.
    */
   async function streamFile(
     file: File,
@@ -236,7 +237,10 @@ export function useSftpTransfers(sessionId: () => string | null) {
       const { transferId } = await host.call('sftp.upload', { sessionId, localPath, remotePath, overwrite });
       mine = transferId;
       const signal = hooks.begun(transferId, 0);
-      signal.addEventListener('abort', () => void host.call('sftp.cancel', { transferId }).catch(() => undefined), { once: true });
+      const stop = () => void host.call('sftp.cancel', { transferId }).catch(() => undefined);
+      // A batch cancelled while this file was being started has its signal aborted already.
+      if (signal.aborted) stop();
+      else signal.addEventListener('abort', stop, { once: true });
       const seen = early.get(transferId);
       if (seen) follow(seen);
       const last = await end;
