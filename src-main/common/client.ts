@@ -1,5 +1,5 @@
 import type { EventName, EventPayload, Input, MethodName, Output } from './contract/index.js';
-import { WraithError, isErrorCode } from './errors.js';
+import { WraithError, fromSerializedError } from './errors.js';
 import type { ClientMessage, ServerMessage } from './protocol.js';
 
 /** A connected wire: sends client messages, delivers server messages. Transports implement it. */
@@ -13,10 +13,6 @@ export interface Wire {
 export type Disposer = () => void;
 
 type Pending = { resolve: (value: unknown) => void; reject: (err: WraithError) => void };
-
-function toWraithError(e: { code: string; message: string; details?: Record<string, unknown> }): WraithError {
-  return new WraithError(isErrorCode(e.code) ? e.code : 'EIO', e.message, e.details);
-}
 
 /**
  * The typed side of the contract every caller uses (renderer, CLI, tests), whatever the wire.
@@ -114,12 +110,12 @@ export class ContractClient {
     if (!p) {
       // A call waits for its answer until this wire closes, so an error nobody waits for is a
       // notify's; a result nobody waits for should not exist.
-      if (m.t === 'error') for (const l of this.notifyErrorListeners) l(toWraithError(m.error));
+      if (m.t === 'error') for (const l of this.notifyErrorListeners) l(fromSerializedError(m.error));
       else this.unmatchedReplies += 1;
       return;
     }
     this.pending.delete(m.id);
     if (m.t === 'result') p.resolve(m.result);
-    else p.reject(toWraithError(m.error));
+    else p.reject(fromSerializedError(m.error));
   }
 }

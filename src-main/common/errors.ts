@@ -66,6 +66,7 @@ export function toSerializedError(err: unknown): SerializedError {
   return { code: 'EIO', message: String(err) };
 }
 
-export function fromSerializedError(e: SerializedError): WraithError {
-  return new WraithError(e.code, e.message, e.details);
+/** An error as it came over a wire; a code this build does not know becomes EIO. */
+export function fromSerializedError(e: { code: string; message: string; details?: Record<string, unknown> }): WraithError {
+  return new WraithError(isErrorCode(e.code) ? e.code : 'EIO', e.message, e.details);
 }

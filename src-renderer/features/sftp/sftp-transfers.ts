@@ -1,5 +1,5 @@
 import { SFTP_CHUNK_MAX_BYTES, type TransferProgress } from '@common/contract/sftp.js';
-import { WraithError, isErrorCode } from '@common/errors.js';
+import { WraithError, fromSerializedError } from '@common/errors.js';
 import { asWraithError } from '../../composables/errors.js';
 import { useHost } from '../../transport/index.js';
 import { runPool } from './run-pool.js';
@@ -245,7 +245,7 @@ export function useSftpTransfers(sessionId: () => string | null) {
       if (seen) follow(seen);
       const last = await end;
       if (last.state === 'cancelled') throw new WraithError('ECANCELLED', `The upload of ${file.name} was cancelled.`);
-      if (last.state === 'failed') throw new WraithError(isErrorCode(last.error?.code) ? last.error.code : 'EIO', last.error?.message ?? `The upload of ${file.name} failed.`);
+      if (last.state === 'failed') throw fromSerializedError(last.error ?? { code: 'EIO', message: `The upload of ${file.name} failed.` });
     } finally {
       off();
     }
@@ -277,7 +277,7 @@ export function useSftpTransfers(sessionId: () => string | null) {
     // {code, message} from the host; plain text from the HTTP layer (an expired link, say).
     const text = await r.text().catch(() => '');
     const e = parseJson(text) as { code?: unknown; message?: unknown } | null;
-    if (e && isErrorCode(e.code) && typeof e.message === 'string') throw new WraithError(e.code, e.message);
+    if (typeof e?.code === 'string' && typeof e.message === 'string') throw fromSerializedError({ code: e.code, message: e.message });
     throw new WraithError('EIO', `The upload of ${file.name} failed: ${text.trim() || `HTTP ${r.status}`}`);
   }
 
