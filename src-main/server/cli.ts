@@ -10,9 +10,11 @@ import { defaultDataDir, packageRoot } from '../node/paths.js';
 import { readRuntimeFile, removeRuntimeFile, writeRuntimeFile } from './runtime-file.js';
 import { connectWebSocket } from './ws-client.js';
 import { startServer } from './ws-server.js';
+import { reachNotes } from './reach.js';
+import { parseOrigin } from './origin.js';
 
 const USAGE = `Usage:
-  wraith serve [--port N] [--host 127.0.0.1] [--data-dir D]
+  wraith serve [--port N] [--host 127.0.0.1] [--origin URL]... [--data-dir D]
   wraith methods
   wraith call METHOD [JSON|-]        (- reads the JSON from stdin)
   wraith events [--filter PREFIX]
@@ -49,12 +51,14 @@ async function connect(values: { url?: string; token?: string; 'data-dir'?: stri
   return connectWebSocket(runtime.url, runtime.token);
 }
 
-async function serve(values: { port?: string; host?: string; 'data-dir'?: string }): Promise<void> {
+async function serve(values: { port?: string; host?: string; origin?: string[]; 'data-dir'?: string }): Promise<void> {
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new WraithError('EBADARGS', `--port: "${values.port}" is not a port number.`);
+  const origins = (values.origin ?? []).map(parseOrigin);
+  const host = values.host ?? '127.0.0.1';
   const dataDir = defaultDataDir(values['data-dir']);
   const app = new App({ dataDir, host: 'server' });
-  const server = await startServer({ app, host: values.host ?? '127.0.0.1', port, staticDir: join(packageRoot(), 'dist', 'renderer') });
+  const server = await startServer({ app, host, port, origins, staticDir: join(packageRoot(), 'dist', 'renderer') });
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
@@ -70,6 +74,9 @@ async function serve(values: { port?: string; host?: string; 'data-dir'?: string
   process.on('SIGTERM', () => void stop());
   writeRuntimeFile(dataDir, { url: server.url, token: server.token, pid: process.pid });
   process.stdout.write(`Wraith listening on ${server.openUrl}\n`);
+  const reach = reachNotes(host, server.port, server.token);
+  for (const line of reach.out) process.stdout.write(line + '\n');
+  for (const line of reach.warnings) process.stderr.write(line + '\n');
   const vault = app.vault.status();
   if (vault.warning) process.stderr.write(`Warning: ${vault.warning}\n`);
 }
@@ -82,6 +89,7 @@ export async function main(argv: string[]): Promise<void> {
     options: {
       port: { type: 'string' },
       host: { type: 'string' },
+      origin: { type: 'string', multiple: true },
       'data-dir': { type: 'string' },
       url: { type: 'string' },
       token: { type: 'string' },

@@ -9,6 +9,7 @@ import { toSerializedError } from '../common/errors.js';
 import type { App } from '../node/app.js';
 import { openConnection } from '../node/connection.js';
 import { decodeFrame, encodeBytesEvent, encodeFrame } from './codec.js';
+import { originAllowed } from './origin.js';
 
 export interface ServeOptions {
   app: App;
@@ -17,6 +18,11 @@ export interface ServeOptions {
   /** The built renderer (dist/renderer). Without it only the WebSocket is served. */
   staticDir?: string;
   token?: string;
+  /**
+   * Origins of pages allowed besides those on the origin their request went to (parseOrigin
+   * form): a reverse proxy that sends its own address as the Host header.
+   */
+  origins?: readonly string[];
 }
 
 export interface RunningServer {
@@ -29,6 +35,8 @@ export interface RunningServer {
 }
 
 const COOKIE = 'wraith_token';
+const FOREIGN_ORIGIN =
+  'Wraith: this page is on another origin than the address it talks to. Behind a reverse proxy, pass the Host header through, or start `wraith serve --origin <the address in the browser>`.';
 const MIME: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
@@ -75,8 +83,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const { app } = opts;
   const token = opts.token ?? randomBytes(24).toString('base64url');
   const host = opts.host ?? '127.0.0.1';
-  // Browsers must come from the page we served: the printed URL, or the same port on localhost.
-  let origins = new Set<string>();
+  // Browsers must come from a page on the origin they send to, or one the user named (origin.ts).
+  const named = new Set(opts.origins ?? []);
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
@@ -98,7 +106,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     if (url.pathname.startsWith('/upload/')) {
       const reqOrigin = req.headers.origin;
       if (req.method !== 'PUT') refuse(res, 405, 'Wraith: an upload link takes PUT.');
-      else if (reqOrigin !== undefined && !origins.has(reqOrigin)) refuse(res, 403, 'Wraith: foreign Origin.');
+      else if (!originAllowed(reqOrigin, req.headers.host, named)) refuse(res, 403, FOREIGN_ORIGIN);
       else serveUpload(app, url.pathname, req, res);
       return;
     }
@@ -119,13 +127,13 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     const presented = cookieToken(req) ?? url.searchParams.get('token') ?? bearer;
     const reqOrigin = req.headers.origin;
-    let status = 0;
-    let why = '';
-    if (url.pathname !== '/ws') [status, why] = [404, 'Not Found'];
-    else if (reqOrigin !== undefined && !origins.has(reqOrigin)) [status, why] = [403, 'Forbidden: foreign Origin'];
-    else if (!sameToken(presented, token)) [status, why] = [401, 'Unauthorized: missing or wrong token'];
-    if (status) {
-      socket.end(`HTTP/1.1 ${status} ${why}\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\n${why}\n`);
+    let refusal: [status: number, reason: string, why: string] | null = null;
+    if (url.pathname !== '/ws') refusal = [404, 'Not Found', 'Not Found'];
+    else if (!originAllowed(reqOrigin, req.headers.host, named)) refusal = [403, 'Forbidden', FOREIGN_ORIGIN];
+    else if (!sameToken(presented, token)) refusal = [401, 'Unauthorized', 'Unauthorized: missing or wrong token'];
+    if (refusal) {
+      const [status, reason, why] = refusal;
+      socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${why}\n`);
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => serveSocket(app, ws, reqOrigin === undefined ? 'cli' : 'ui'));
@@ -138,7 +146,6 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const port = (server.address() as AddressInfo).port;
   const hostForUrl = host.includes(':') ? `[${host}]` : host;
   const url = `http://${hostForUrl}:${port}`;
-  origins = new Set([url, `http://localhost:${port}`, `http://127.0.0.1:${port}`]);
 
   return {
     url,
