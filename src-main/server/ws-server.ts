@@ -23,6 +23,8 @@ export interface ServeOptions {
    * form): a reverse proxy that sends its own address as the Host header.
    */
   origins?: readonly string[];
+  /** How often each WebSocket is pinged (liveness below); tests shorten it. */
+  pingIntervalMs?: number;
 }
 
 export interface RunningServer {
@@ -136,7 +138,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${why}\n`);
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => serveSocket(app, ws, reqOrigin === undefined ? 'cli' : 'ui'));
+    wss.handleUpgrade(req, socket, head, (ws) => serveSocket(app, ws, reqOrigin === undefined ? 'cli' : 'ui', opts.pingIntervalMs ?? PING_INTERVAL_MS));
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -304,7 +306,45 @@ function serveStatic(root: string | undefined, pathname: string, res: ServerResp
 const STREAM_HIGH_WATER_BYTES = 8 * 1024 * 1024;
 const STREAM_EVENTS = new Set(['terminal.data', 'rdp.frame']);
 
-function serveSocket(app: App, ws: WebSocket, origin: 'ui' | 'cli'): void {
+/**
+ * Every socket is pinged this often. A proxy in front of the host (nginx closes a WebSocket idle
+ * for 60 s by default) then never sees it idle, and a peer that went away without closing (a laptop
+ * that slept, a cut link) is let go: its subscriptions and buffered output are freed, and a page
+ * that comes back reconnects. Browsers and `ws` answer pings by themselves.
+ */
+const PING_INTERVAL_MS = 25_000;
+/** Intervals in a row with nothing heard from a socket and none of its backlog drained, before it is dropped. */
+const SILENT_INTERVALS = 2;
+
+/**
+ * Pings `ws` every `intervalMs` and terminates it after SILENT_INTERVALS with no pong, no message
+ * and none of its send backlog taken: on a slow link a ping can wait behind megabytes of output,
+ * and a peer still taking that output is alive.
+ */
+function keepAlive(ws: WebSocket, intervalMs: number): void {
+  let heard = true;
+  let silent = 0;
+  let backlog = ws.bufferedAmount;
+  const alive = () => (heard = true);
+  ws.on('pong', alive);
+  ws.on('message', alive);
+  const timer = setInterval(() => {
+    const drained = ws.bufferedAmount < backlog;
+    silent = heard || drained ? 0 : silent + 1;
+    if (silent >= SILENT_INTERVALS) {
+      ws.terminate();
+      return;
+    }
+    heard = false;
+    backlog = ws.bufferedAmount;
+    ws.ping();
+  }, intervalMs);
+  timer.unref();
+  ws.on('close', () => clearInterval(timer));
+}
+
+function serveSocket(app: App, ws: WebSocket, origin: 'ui' | 'cli', pingIntervalMs: number): void {
+  keepAlive(ws, pingIntervalMs);
   const connection = openConnection(app, origin, (m: ServerMessage) => {
     if (ws.readyState !== WebSocket.OPEN) return;
     if (m.t === 'event' && STREAM_EVENTS.has(m.name) && ws.bufferedAmount > STREAM_HIGH_WATER_BYTES) return;
