@@ -412,6 +412,20 @@ describe('uploads streamed from the page', () => {
     expect(service.listTransfers().find((t) => t.transferId === begin.transferId)).toMatchObject({ state: 'done', localPath: null, bytes: data.length });
   });
 
+  test('a second uploadEnd while the first renames joins it; one after the end is refused', async () => {
+    // A page whose link dropped with its uploadEnd out asks again: it must not end the file twice.
+    const data = randomBytes(3 * MB);
+    const dest = `${remoteDir}/ended-twice.bin`;
+    const { transferId } = (await call('sftp.uploadBegin', { sessionId: SESSION, remotePath: dest, size: data.length })) as { transferId: string };
+    await call('sftp.uploadChunk', { transferId, offset: 0, data: new Uint8Array(data) });
+    const [first, second] = await Promise.all([call('sftp.uploadEnd', { transferId }), call('sftp.uploadEnd', { transferId })]);
+    expect(first).toMatchObject({ path: dest, size: data.length });
+    expect(second).toEqual(first);
+    expect(readFileSync(dest).equals(data)).toBe(true);
+    expect(temps(remoteDir)).toEqual([]);
+    await expect(call('sftp.uploadEnd', { transferId })).rejects.toMatchObject({ code: 'EBADARGS', message: expect.stringContaining('already finished') });
+  });
+
   test("a streamed upload over another user's file tells the page the owner changed", async () => {
     const me = accountIds(sshd.users.password.username);
     const them = accountIds(sshd.users.key.username);

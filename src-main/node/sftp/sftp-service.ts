@@ -63,6 +63,8 @@ interface StreamUpload {
   idle: NodeJS.Timeout;
   /** Settle the transfer's work: uploadEnd ends it, a failed chunk or a cancel fails it. */
   end: () => void;
+  /** The first uploadEnd's work, which a second call joins. */
+  ending?: Promise<SftpEntry>;
   fail: (err: unknown) => void;
 }
 
@@ -708,8 +710,18 @@ export class SftpService {
     return this.streams.get(id)?.transfer.running ? id : null;
   }
 
-  async uploadEnd(transferId: string): Promise<SftpEntry> {
+  /**
+   * Renames the temp file into place once every chunk is written. A second call while that runs
+   * gets the first one's answer: a page whose link dropped with its call out cannot know whether
+   * it arrived, and asks again.
+   */
+  uploadEnd(transferId: string): Promise<SftpEntry> {
     const s = this.stream(transferId);
+    s.ending ??= this.finishUpload(s);
+    return s.ending;
+  }
+
+  private async finishUpload(s: StreamUpload): Promise<SftpEntry> {
     const t = s.transfer;
     try {
       await Promise.all([...s.writes]);
