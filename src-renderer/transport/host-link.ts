@@ -81,6 +81,26 @@ export class HostLink {
     return () => this.openListeners.delete(listener);
   }
 
+  /**
+   * Resolves once the link is open (at once when it is), or fails with EUNAVAILABLE after
+   * `timeoutMs`: for a step that must reach the host and may wait out a reconnect, like the end
+   * of an upload whose bytes went another way.
+   */
+  whenOpen(timeoutMs: number): Promise<void> {
+    if (this.client) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const done = (err?: WraithError) => {
+        clearTimeout(timer);
+        this.openListeners.delete(opened);
+        if (err) reject(err);
+        else resolve();
+      };
+      const opened = () => done();
+      const timer = setTimeout(() => done(new WraithError('EUNAVAILABLE', `The Wraith host did not come back within ${Math.round(timeoutMs / 1000)} s.`)), timeoutMs);
+      this.openListeners.add(opened);
+    });
+  }
+
   dispose(): void {
     this.disposed = true;
     if (this.timer) clearTimeout(this.timer);

@@ -1,17 +1,28 @@
 /**
- * `wraith serve` as a jump host's users meet it: opened in Chromium by a name it never printed
- * (Chromium resolves wraith-jump.test to 127.0.0.1, as a jump host's DNS name would resolve to it),
- * against a real sshd: the page reaches its host, a terminal echoes, and a file uploads as a PUT.
+ * `wraith serve` as a jump host's users meet it, against a real sshd:
+ * - opened in Chromium by a name it never printed (Chromium resolves wraith-jump.test to
+ *   127.0.0.1, as a jump host's DNS name would): the page reaches its host, a terminal echoes,
+ *   and a file uploads as a PUT;
+ * - through a forward on another port whose WebSocket is cut and kept away for a while (as a proxy
+ *   that drops WebSockets does) while an upload's PUT and a download go on: both end as they
+ *   should once the page is back.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { openSshTab, waitForTail } from '../../bench/wraith-tab.js';
 import { type TestBrowser, launchBrowser } from '../fixtures/browser.js';
 import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+import { type WsCutter, startWsCutter } from '../fixtures/ws-cutter.js';
+import { connectWebSocket } from '../../src-main/server/ws-client.js';
+import type { ContractClient } from '../../src-main/common/client.js';
+import type { TransferInfo } from '../../src-main/common/contract/sftp.js';
+import { until } from '../fixtures/poll.js';
 
 const NAME = 'wraith-jump.test';
 let sshd: SshdHandle;
@@ -32,7 +43,7 @@ afterAll(async () => {
   await browser?.close();
   await server?.stop();
   await sshd?.stop();
-  if (home) rmSync(`${home}/by-name.bin`, { force: true });
+  if (home) for (const f of ['by-name.bin', 'across-cut.bin', 'cut-down.bin']) rmSync(`${home}/${f}`, { force: true });
 });
 
 describe('opened by another name than the one it printed', () => {
@@ -56,5 +67,88 @@ describe('opened by another name than the one it printed', () => {
     await expect.poll(() => transfer.getAttribute('data-state'), { timeout: 20_000 }).toBe('done');
     const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
     expect(sha(readFileSync(`${home}/by-name.bin`))).toBe(sha(payload));
+  });
+});
+
+describe('through a forward whose WebSocket is cut while files move', () => {
+  let host: WraithServer;
+  let cutter: WsCutter;
+  let b: TestBrowser;
+  let p: Page;
+  let client: ContractClient;
+  const localDir = mkdtempSync(join(tmpdir(), 'wraith-cut-'));
+  const big = join(localDir, 'across-cut.bin');
+  const panel = () => p.getByRole('complementary', { name: 'Files' });
+  const transferRow = (name: string) => panel().locator('.transfer').filter({ hasText: name });
+  const hostTransfer = async (remotePath: string): Promise<TransferInfo | undefined> =>
+    (await client.call('sftp.transfers')).find((t) => t.remotePath === remotePath);
+
+  beforeAll(async () => {
+    host = await startWraithServer();
+    cutter = await startWsCutter(Number(new URL(host.url).port));
+    client = await connectWebSocket(host.url, host.token);
+    b = await launchBrowser();
+    p = b.page;
+    // 512 MiB, sparse: seconds of transfer, time for the cut.
+    execFileSync('truncate', ['-s', '512M', big]);
+    execFileSync('truncate', ['-s', '512M', `${home}/cut-down.bin`]);
+  });
+  afterAll(async () => {
+    client?.close();
+    await b?.close();
+    await cutter?.close();
+    await host?.stop();
+    rmSync(localDir, { recursive: true, force: true });
+  });
+
+  it('opens through the forward, and an upload whose PUT ends while the WebSocket is away lands once it is back', async () => {
+    await p.goto(`http://127.0.0.1:${cutter.port}/?token=${host.token}`);
+    await p.getByText('Host: connected').waitFor({ timeout: 15_000 });
+    await openSshTab(p, sshd);
+    await p.keyboard.press('Control+Shift+E');
+    await expect.poll(() => panel().getAttribute('data-path'), { timeout: 15_000 }).toBe(home);
+
+    const remotePath = `${home}/across-cut.bin`;
+    await panel().locator('input[name=sftp-upload]').setInputFiles(big);
+    const row = transferRow('across-cut.bin');
+    await until('the upload under way on the host', async () => ((await hostTransfer(remotePath))?.bytes ?? 0) > 0);
+    cutter.cut();
+    await p.getByText('Host: disconnected — reconnecting…').waitFor();
+    // The PUT goes on without the WebSocket, to its last byte...
+    await until('every byte on the host', async () => {
+      const t = await hostTransfer(remotePath);
+      return t !== undefined && t.bytes === t.totalBytes;
+    }, 60_000);
+    // ...and the page, which cannot end the upload yet, waits for its link instead of failing it.
+    await p.waitForTimeout(1500);
+    expect(await row.getAttribute('data-state')).toBe('running');
+    expect((await hostTransfer(remotePath))?.state).toBe('running');
+
+    cutter.restore();
+    await p.getByText('Host: connected').waitFor({ timeout: 15_000 });
+    await expect.poll(() => row.getAttribute('data-state'), { timeout: 20_000 }).toBe('done');
+    expect(statSync(remotePath).size).toBe(512 * 1024 * 1024);
+    expect(readdirSync(home).filter((n) => n.includes('wraith-part'))).toEqual([]);
+  });
+
+  it("shows a download done that ended while the WebSocket was away", async () => {
+    const remotePath = `${home}/cut-down.bin`;
+    const file = panel().locator('tr.sftp-row[data-name="cut-down.bin"]');
+    await panel().getByRole('button', { name: 'Refresh' }).click();
+    await file.locator('.entry-name').click({ button: 'right' });
+    const [download] = await Promise.all([p.waitForEvent('download'), p.getByRole('menuitem', { name: 'Download' }).click()]);
+    const row = transferRow('cut-down.bin');
+    await until('the download under way on the host', async () => ((await hostTransfer(remotePath))?.bytes ?? 0) > 0);
+    cutter.cut();
+    await p.getByText('Host: disconnected — reconnecting…').waitFor();
+    // The browser's own download (HTTP, not the WebSocket) goes on to its end.
+    await until('the download done on the host', async () => (await hostTransfer(remotePath))?.state === 'done', 60_000);
+    expect(await download.failure()).toBeNull();
+    expect(await row.getAttribute('data-state')).toBe('running'); // nobody told the page yet
+
+    cutter.restore();
+    await p.getByText('Host: connected').waitFor({ timeout: 15_000 });
+    await expect.poll(() => row.getAttribute('data-state'), { timeout: 20_000 }).toBe('done');
+    expect(cutter.webSockets).toBe(3);
   });
 });

@@ -115,7 +115,13 @@ export const useSftpStore = defineStore('sftp', () => {
     members.set(transferId, batchId);
   }
 
-  host.on('transfer.progress', (p) => {
+  /** Who follows transfers besides the rows (a file of an upload waiting for its end), and the ids they wait on. */
+  const followers = new Set<(p: TransferProgress) => void>();
+  const watched = new Map<string, number>();
+
+  /** What the host said of a transfer: an event, or what it answered after a reconnect. */
+  function heard(p: TransferProgress): void {
+    for (const f of followers) f(p);
     const batchId = members.get(p.transferId);
     if (batchId !== undefined) {
       // Its batch counts the file's bytes itself; what the host wants said (an owner that
@@ -139,7 +145,56 @@ export const useSftpStore = defineStore('sftp', () => {
       notice: p.notice ?? r.notice,
     });
     if (was === 'running' && r.state !== 'running') ended(r);
+  }
+
+  host.on('transfer.progress', heard);
+
+  /**
+   * Events the host sent while the link was down are lost: a transfer that ended meanwhile would
+   * show "running" for good, and whoever waits for its end would wait for ever. After a reconnect
+   * the host's own list says where each is; one it no longer has (it was restarted) has failed.
+   */
+  async function recover(): Promise<void> {
+    const open = new Map<string, { sessionId: string; direction: TransferRow['direction'] }>();
+    for (const r of transfers.value) if (r.state === 'running' && !r.batch) open.set(r.id, r);
+    for (const id of watched.keys()) {
+      const batch = row(members.get(id) ?? '');
+      if (!open.has(id)) open.set(id, { sessionId: batch?.sessionId ?? '', direction: batch?.direction ?? 'upload' });
+    }
+    if (!open.size) return;
+    let list: TransferProgress[];
+    try {
+      list = await host.call('sftp.transfers');
+    } catch {
+      return; // down again: the next reconnect asks again
+    }
+    const known = new Set(list.map((t) => t.transferId));
+    for (const t of list) if (open.has(t.transferId)) heard(t);
+    for (const [id, t] of open) {
+      if (known.has(id)) continue;
+      const message = 'The Wraith host no longer has this transfer (it was restarted while the page was away). Start it again.';
+      heard({ transferId: id, ...t, bytes: 0, totalBytes: null, bytesPerSecond: 0, etaSeconds: null, filesDone: 0, filesTotal: null, state: 'failed', error: { code: 'ENOTFOUND', message }, notice: null });
+    }
+  }
+  host.onOpen((reconnected) => {
+    if (reconnected) void recover();
   });
+
+  /** Hears every transfer's progress, from events and from what a reconnect recovered. */
+  function onProgress(follower: (p: TransferProgress) => void): () => void {
+    followers.add(follower);
+    return () => followers.delete(follower);
+  }
+
+  /** Keeps `transferId` in what a reconnect asks the host about, while the returned function is not called. */
+  function watch(transferId: string): () => void {
+    watched.set(transferId, (watched.get(transferId) ?? 0) + 1);
+    return () => {
+      const n = (watched.get(transferId) ?? 1) - 1;
+      if (n > 0) watched.set(transferId, n);
+      else watched.delete(transferId);
+    };
+  }
 
   function abortController(id: string): AbortController {
     const c = new AbortController();
@@ -195,5 +250,5 @@ export const useSftpStore = defineStore('sftp', () => {
     }
   }
 
-  return { open, cwd, showHidden, following, width, transfers, toggle, resize, add, update, row, claim, cancel, clearFinished, abortController, settle, setRetry, retry };
+  return { open, cwd, showHidden, following, width, transfers, toggle, resize, add, update, row, claim, cancel, clearFinished, abortController, settle, setRetry, retry, onProgress, watch };
 });

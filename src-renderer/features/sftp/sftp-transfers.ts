@@ -27,6 +27,11 @@ const FILES_AT_ONCE = 16;
  * streamed upload keeps and reports), stream.
  */
 const WHOLE_FILE_BYTES = 1024 * 1024;
+/**
+ * How long the end of an upload waits for a dropped link to the host to come back. The host keeps
+ * an upload with nothing new for 5 minutes (SftpService.streamIdleMs), so it is still there.
+ */
+const LINK_WAIT_MS = 120_000;
 /** How often a batch's row shows its progress, ms. */
 const SHOW_MS = 250;
 
@@ -165,7 +170,7 @@ export function useSftpTransfers(sessionId: () => string | null) {
     try {
       if (host.kind === 'websocket') {
         await putFile(file, id, signal, hooks.landed);
-        await host.call('sftp.uploadEnd', { transferId: id });
+        await endAcrossDrops(sid, id);
         return;
       }
       const pending: Promise<unknown>[] = [];
@@ -229,13 +234,16 @@ export function useSftpTransfers(sessionId: () => string | null) {
       hooks.landed(p.bytes);
       if (p.state !== 'running') ended(p);
     };
-    const off = host.on('transfer.progress', (p) => {
+    const off = store.onProgress((p) => {
       if (mine === null) early.set(p.transferId, p);
       else if (p.transferId === mine) follow(p);
     });
+    let unwatch = () => {};
     try {
       const { transferId } = await host.call('sftp.upload', { sessionId, localPath, remotePath, overwrite });
       mine = transferId;
+      // Its end may come while the link is down: a reconnect then asks the host for it.
+      unwatch = store.watch(transferId);
       const signal = hooks.begun(transferId, 0);
       const stop = () => void host.call('sftp.cancel', { transferId }).catch(() => undefined);
       // A batch cancelled while this file was being started has its signal aborted already.
@@ -248,6 +256,28 @@ export function useSftpTransfers(sessionId: () => string | null) {
       if (last.state === 'failed') throw fromSerializedError(last.error ?? { code: 'EIO', message: `The upload of ${file.name} failed.` });
     } finally {
       off();
+      unwatch();
+    }
+  }
+
+  /**
+   * sftp.uploadEnd for a file whose bytes went by another way than the link (a PUT), which may
+   * have dropped meanwhile: waits for the link to be back, and when it drops with the call out
+   * (the host may have ended the upload, or never heard), asks the host where the upload is and
+   * ends it if it still runs (a second uploadEnd joins one under way).
+   */
+  async function endAcrossDrops(sessionId: string, transferId: string): Promise<void> {
+    await host.whenOpen(LINK_WAIT_MS);
+    try {
+      await host.call('sftp.uploadEnd', { transferId });
+    } catch (err) {
+      const e = asWraithError(err);
+      if (e.code !== 'ESESSIONCLOSED' && e.code !== 'EUNAVAILABLE') throw e;
+      await host.whenOpen(LINK_WAIT_MS);
+      const t = (await host.call('sftp.transfers', { sessionId })).find((x) => x.transferId === transferId);
+      if (t?.state === 'done') return;
+      if (t?.state !== 'running') throw t?.error ? fromSerializedError(t.error) : e;
+      await host.call('sftp.uploadEnd', { transferId });
     }
   }
 
@@ -261,7 +291,7 @@ export function useSftpTransfers(sessionId: () => string | null) {
     const { url } = await host.call('sftp.uploadLink', { transferId });
     const cancelled = () => new WraithError('ECANCELLED', `The upload of ${file.name} was cancelled.`);
     // How far the file is on the server: the host's progress of its transfer (a batch's row counts it).
-    const off = host.on('transfer.progress', (p) => {
+    const off = store.onProgress((p) => {
       if (p.transferId === transferId) landed(p.bytes);
     });
     let r: Response;
