@@ -5,7 +5,8 @@
  *   and a file uploads as a PUT;
  * - through a forward on another port whose WebSocket is cut and kept away for a while (as a proxy
  *   that drops WebSockets does) while an upload's PUT and a download go on: both end as they
- *   should once the page is back.
+ *   should once the page is back; and a terminal shows the output its shell wrote meanwhile, once,
+ *   and is not left paused by the credit its lost output took.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
@@ -76,6 +77,7 @@ describe('through a forward whose WebSocket is cut while files move', () => {
   let b: TestBrowser;
   let p: Page;
   let client: ContractClient;
+  let sessionId = '';
   const localDir = mkdtempSync(join(tmpdir(), 'wraith-cut-'));
   const big = join(localDir, 'across-cut.bin');
   const panel = () => p.getByRole('complementary', { name: 'Files' });
@@ -104,7 +106,7 @@ describe('through a forward whose WebSocket is cut while files move', () => {
   it('opens through the forward, and an upload whose PUT ends while the WebSocket is away lands once it is back', async () => {
     await p.goto(`http://127.0.0.1:${cutter.port}/?token=${host.token}`);
     await p.getByText('Host: connected').waitFor({ timeout: 15_000 });
-    await openSshTab(p, sshd);
+    sessionId = await openSshTab(p, sshd);
     await p.keyboard.press('Control+Shift+E');
     await expect.poll(() => panel().getAttribute('data-path'), { timeout: 15_000 }).toBe(home);
 
@@ -150,5 +152,37 @@ describe('through a forward whose WebSocket is cut while files move', () => {
     await p.getByText('Host: connected').waitFor({ timeout: 15_000 });
     await expect.poll(() => row.getAttribute('data-state'), { timeout: 20_000 }).toBe('done');
     expect(cutter.webSockets).toBe(3);
+  });
+
+  const hostHas = async (text: string) => (await client.call('terminal.read', { sessionId, maxBytes: 64 * 1024 })).text.includes(text);
+
+  it('shows the output a shell wrote while the WebSocket was away, once', async () => {
+    await p.locator('.tab-panel:visible .xterm').click();
+    await p.keyboard.type('sleep 1; seq 1 3000 | tail -n 2; echo away-$((40+2))\n');
+    cutter.cut();
+    await p.getByText('Host: disconnected — reconnecting…').waitFor();
+    await until('the shell done on the host', () => hostHas('away-42'));
+    cutter.restore();
+    await p.getByText('Host: connected').waitFor({ timeout: 15_000 });
+    await waitForTail(p, sessionId, 'away-42');
+    const lines = (await p.evaluate(([sid]) => window.wraithInspect?.terminals.tail(sid, 60) ?? '', [sessionId] as const)).split('\n').map((l) => l.trimEnd());
+    expect(lines.filter((l) => l === 'away-42')).toHaveLength(1);
+    expect(lines.filter((l) => l === '3000')).toHaveLength(1);
+    expect(lines.indexOf('2999')).toBe(lines.indexOf('3000') - 1);
+  });
+
+  it('credits the output of a flood that never reached the page, so the rest flows at once', async () => {
+    // A flood while away: the host pauses the shell once 2 MiB are owed by the view, and those
+    // bytes never reach it. Shown after the reconnect, they are credited, and the rest flows at
+    // once (the host's own stall timer would free it only after 30 s).
+    await p.keyboard.type("sleep 1; head -c 6000000 /dev/zero | tr '\\0' x | fold -w 100; echo; echo flood-$((1+1))\n");
+    cutter.cut();
+    await p.getByText('Host: disconnected — reconnecting…').waitFor();
+    await until('the flood under way on the host', () => hostHas('x'.repeat(100)));
+    await p.waitForTimeout(1000);
+    expect(await hostHas('flood-2')).toBe(false); // paused by flow control, not finished
+    cutter.restore();
+    await p.getByText('Host: connected').waitFor({ timeout: 15_000 });
+    await waitForTail(p, sessionId, 'flood-2');
   });
 });

@@ -38,6 +38,13 @@ export interface UseTerminalOptions {
   onUserInput?: (input: UserInput) => void;
 }
 
+/**
+ * The most a view reads back after a dropped link (terminal.read's limit); the ring buffer holds
+ * less by default, so one read covers what it kept.
+ */
+const CATCH_UP_BYTES = 4 * 1024 * 1024;
+const encoder = new TextEncoder();
+
 /** The cursor blinks again once output has been quiet this long. */
 const BLINK_QUIET_MS = 400;
 
@@ -117,10 +124,20 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     // While recent output is fetched, live chunks wait so nothing is shown twice or out of order.
     let backlog: { data: Uint8Array; seq: number; acked: boolean }[] | null = toValue(options.reattach) ? [] : null;
     let shownUpTo = 0;
+    /** Where the output this view has had ends (the seq of its next byte), once known. */
+    let expected: number | null = null;
     // Credit goes back only once xterm has parsed the bytes: that is what bounds memory.
     const feeder = new OutputFeeder({ write: (data, parsed) => t.write(data, parsed) }, (bytes) => hub.ack(id, bytes));
 
     const show = (data: Uint8Array, seq: number, acked: boolean) => {
+      if (expected !== null && seq > expected && !backlog) {
+        // Output the host sent never came (the link dropped, or it shed events for a slow
+        // link): fetch it from the ring buffer before showing this.
+        backlog = [{ data, seq, acked }];
+        void catchUp(expected);
+        return;
+      }
+      expected = Math.max(expected ?? 0, seq + data.byteLength);
       let bytes = data;
       if (seq < shownUpTo) bytes = data.subarray(Math.min(data.byteLength, shownUpTo - seq));
       if (bytes.byteLength > 0) {
@@ -130,13 +147,48 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
       feeder.push(bytes, acked ? 0 : data.byteLength);
     };
 
+    /** Shows what arrived while a read was out, in order; a chunk beyond a new gap starts another read. */
+    const releaseBacklog = () => {
+      const queued = backlog ?? [];
+      backlog = null;
+      if (live) for (const c of queued) show(c.data, c.seq, c.acked);
+    };
+
+    /**
+     * The output from `from` on, read from the session's ring buffer and shown ahead of what
+     * arrives meanwhile. The host counted the bytes that never came as owed: they are credited
+     * once shown, or its flow control would hold the session paused until its stall timer.
+     */
+    const catchUp = async (from: number) => {
+      backlog ??= [];
+      try {
+        const r = await host.call('terminal.read', { sessionId: id, sinceSeq: from, maxBytes: CATCH_UP_BYTES });
+        if (!live) return;
+        // Bytes from the first chunk that did arrive on are credited as each such chunk is shown.
+        const lostUntil = Math.min(backlog?.[0]?.seq ?? r.nextSeq, r.nextSeq);
+        const note = r.dropped > 0 ? `\x1b[2m[${r.dropped} bytes of output from while the link was down are no longer kept]\x1b[0m\r\n` : '';
+        feeder.push(encoder.encode(note + r.text), Math.max(0, lostUntil - from));
+        shownUpTo = Math.max(shownUpTo, r.nextSeq);
+        expected = Math.max(expected ?? 0, r.nextSeq);
+      } catch {
+        // The link is down again: show what came as it is, and catch up after the next reconnect.
+        expected = null;
+      } finally {
+        releaseBacklog();
+      }
+    };
+
     const release = hub.claim(id, (data, seq, acked) => {
       if (backlog) backlog.push({ data, seq, acked });
       else show(data, seq, acked);
     });
     hub.arm(id);
     const unregister = registerTerminal(id, t);
-    detach = [release, unregister, () => feeder.dispose(), () => (live = false)];
+    // Events sent while the link to the host was down are lost: catch up from the ring buffer.
+    const offOpen = host.onOpen((reconnected) => {
+      if (reconnected && live && expected !== null && !backlog) void catchUp(expected);
+    });
+    detach = [release, unregister, offOpen, () => feeder.dispose(), () => (live = false)];
 
     if (backlog) {
       host
@@ -146,13 +198,10 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
           if (r.dropped > 0 || r.seq > 0) t.write('\x1b[2m[earlier output not kept]\x1b[0m\r\n');
           t.write(r.text);
           shownUpTo = r.nextSeq;
+          expected = Math.max(expected ?? 0, r.nextSeq);
         })
         .catch(() => undefined)
-        .finally(() => {
-          const queued = backlog ?? [];
-          backlog = null;
-          if (live) for (const c of queued) show(c.data, c.seq, c.acked);
-        });
+        .finally(releaseBacklog);
     }
     host.call('terminal.resize', { sessionId: id, cols: t.cols, rows: t.rows }).catch(() => undefined);
   }
