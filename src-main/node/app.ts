@@ -226,6 +226,7 @@ export class App {
     const ai = this.ai;
     r.handle('ai.send', (i, ctx) => ai.send(i, ctx));
     r.handle('ai.abort', (i) => ({ aborted: ai.abort(i) }));
+    r.handle('ai.runs', () => ai.listRuns());
     r.handle('ai.approve', (i, ctx) => (ai.approve(i.runId, i.toolUseId, i.all, ctx), OK));
     r.handle('ai.deny', (i, ctx) => (ai.deny(i.runId, i.toolUseId, i.reason, ctx), OK));
     r.handle('ai.mode.get', () => ({ mode: ai.getMode() }));

@@ -103,8 +103,12 @@ describe('XO loop', () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(fake.requests).toHaveLength(1);
     expect(log.of('ai.tool_result').filter((t) => t.runId === runId)).toHaveLength(0);
+    // A panel that missed the event finds the run and what it waits for (ai.runs).
+    const { runId: _r, conversationId, ...asked } = req;
+    expect(await client.call('ai.runs')).toEqual([{ runId, conversationId, approvals: [asked] }]);
     await client.call('ai.deny', { runId, toolUseId: 'toolu_w', reason: 'not during business hours' });
     await log.wait('ai.done', (d) => d.runId === runId);
+    await expect.poll(() => client.call('ai.runs')).toEqual([]);
     const result = lastToolResult(fake.requests[1]);
     expect(result?.isError).toBe(true);
     expect(result?.text).toContain('not during business hours');

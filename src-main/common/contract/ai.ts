@@ -132,6 +132,10 @@ export type ApprovalDetails = z.infer<typeof ApprovalDetails>;
 
 const RunRef = { conversationId: Id, runId: Id };
 
+/** An act of the XO waiting for the Commander (as ai.approval_request announced it). */
+export const ApprovalRequest = z.object({ toolUseId: z.string(), name: z.string(), summary: z.string(), details: ApprovalDetails });
+export type ApprovalRequest = z.infer<typeof ApprovalRequest>;
+
 export const aiMethods = {
   'ai.send': method(
     z.object({
@@ -157,6 +161,11 @@ export const aiMethods = {
     z.object({ runId: Id, toolUseId: Id, reason: z.string().max(2000).default('') }),
     Ok,
     'Refuses one pending act; the reason is passed to the XO.',
+  ),
+  'ai.runs': method(
+    Empty.optional(),
+    z.array(z.object({ ...RunRef, approvals: z.array(ApprovalRequest) })),
+    'Runs in progress and the acts each waits on the Commander for: what a panel that missed events (its link to the host dropped) shows again.',
   ),
   'ai.mode.get': method(Empty.optional(), z.object({ mode: AiMode }), 'The XO\'s control mode.'),
   'ai.mode.set': method(z.object({ mode: AiMode }), z.object({ mode: AiMode }), 'Changes the control mode (takes effect for the next tool call).'),
@@ -200,7 +209,7 @@ export const aiEvents = {
     'The XO calls a tool (a card appears, pending).',
   ),
   'ai.approval_request': event(
-    z.object({ ...RunRef, toolUseId: z.string(), name: z.string(), summary: z.string(), details: ApprovalDetails }),
+    ApprovalRequest.extend(RunRef),
     'An act waits for the Commander: ai.approve or ai.deny.',
   ),
   'ai.tool_result': event(

@@ -5,7 +5,7 @@ import {
   AiMode,
   AiSettings,
   type AiSettingsView,
-  type ApprovalDetails,
+  type ApprovalRequest,
   type ConversationItem,
   type ConversationSummary,
   type TokenUsage,
@@ -46,7 +46,8 @@ interface Run {
   conversationId: string;
   controller: AbortController;
   approveAll: boolean;
-  pending: Map<string, (d: Decision) => void>;
+  /** Acts waiting for the Commander, by tool use id: what was asked, and how to answer. */
+  pending: Map<string, { request: ApprovalRequest; decide: (d: Decision) => void }>;
   done: Promise<void>;
 }
 
@@ -338,7 +339,7 @@ export class AiService {
       if (input?.runId && run.id !== input.runId) continue;
       if (input?.conversationId && run.conversationId !== input.conversationId) continue;
       run.controller.abort();
-      for (const resolve of run.pending.values()) resolve({ kind: 'aborted' });
+      for (const { decide } of run.pending.values()) decide({ kind: 'aborted' });
       run.pending.clear();
       n++;
     }
@@ -347,27 +348,27 @@ export class AiService {
 
   approve(runId: string, toolUseId: string, all: boolean, ctx: CallContext): void {
     const run = this.runs.get(runId);
-    const resolve = run?.pending.get(toolUseId);
-    if (!run || !resolve) throw new WraithError('ENOTFOUND', 'Nothing is waiting for approval there: the run ended or the act was already decided.');
+    const waiting = run?.pending.get(toolUseId);
+    if (!run || !waiting) throw new WraithError('ENOTFOUND', 'Nothing is waiting for approval there: the run ended or the act was already decided.');
     const by = `commander (${ctx.origin})`;
     if (all) {
       run.approveAll = true;
       // Approving all covers every act of this run already waiting too.
-      for (const [id, r] of run.pending) {
+      for (const [id, w] of run.pending) {
         run.pending.delete(id);
-        r({ kind: 'approved', by, all: id !== toolUseId });
+        w.decide({ kind: 'approved', by, all: id !== toolUseId });
       }
     }
     run.pending.delete(toolUseId);
-    resolve({ kind: 'approved', by, all: false });
+    waiting.decide({ kind: 'approved', by, all: false });
   }
 
   deny(runId: string, toolUseId: string, reason: string, ctx: CallContext): void {
     const run = this.runs.get(runId);
-    const resolve = run?.pending.get(toolUseId);
-    if (!run || !resolve) throw new WraithError('ENOTFOUND', 'Nothing is waiting for approval there: the run ended or the act was already decided.');
+    const waiting = run?.pending.get(toolUseId);
+    if (!run || !waiting) throw new WraithError('ENOTFOUND', 'Nothing is waiting for approval there: the run ended or the act was already decided.');
     run.pending.delete(toolUseId);
-    resolve({ kind: 'denied', by: `commander (${ctx.origin})`, reason });
+    waiting.decide({ kind: 'denied', by: `commander (${ctx.origin})`, reason });
   }
 
   async dispose(): Promise<void> {
@@ -514,9 +515,14 @@ export class AiService {
     return null;
   }
 
-  private waitForDecision(run: Run, toolUseId: string): Promise<Decision> {
+  private waitForDecision(run: Run, request: ApprovalRequest): Promise<Decision> {
     if (run.controller.signal.aborted) return Promise.resolve({ kind: 'aborted' });
-    return new Promise((resolve) => run.pending.set(toolUseId, resolve));
+    return new Promise((decide) => run.pending.set(request.toolUseId, { request, decide }));
+  }
+
+  /** Runs in progress, with the acts waiting for the Commander (ai.runs). */
+  listRuns(): { conversationId: string; runId: string; approvals: ApprovalRequest[] }[] {
+    return [...this.runs.values()].map((r) => ({ conversationId: r.conversationId, runId: r.id, approvals: [...r.pending.values()].map((w) => w.request) }));
   }
 
   private async dispatch(run: Run, use: ToolUseBlock, callerCtx: CallContext): Promise<ToolResultBlock> {
@@ -614,9 +620,9 @@ export class AiService {
         decision = 'approved_all';
         decidedBy = 'commander (approve all)';
       } else {
-        const d: ApprovalDetails = { ...prepared.details, matchedDenyRule: rule };
-        const wait = this.waitForDecision(run, use.id);
-        bus.emit('ai.approval_request', { ...ids, toolUseId: use.id, name: use.name, summary, details: d });
+        const request: ApprovalRequest = { toolUseId: use.id, name: use.name, summary, details: { ...prepared.details, matchedDenyRule: rule } };
+        const wait = this.waitForDecision(run, request);
+        bus.emit('ai.approval_request', { ...ids, ...request });
         const got = await wait;
         if (got.kind === 'aborted') {
           decision = 'aborted';
