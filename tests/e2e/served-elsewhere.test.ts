@@ -6,7 +6,8 @@
  * - through a forward on another port whose WebSocket is cut and kept away for a while (as a proxy
  *   that drops WebSockets does) while an upload's PUT and a download go on: both end as they
  *   should once the page is back; and a terminal shows the output its shell wrote meanwhile, once,
- *   and is not left paused by the credit its lost output took.
+ *   and is not left paused by the credit its lost output took; the XO's act that asked for the
+ *   Commander meanwhile is shown to approve, and a run that ended meanwhile is shown ended.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
@@ -24,6 +25,7 @@ import { connectWebSocket } from '../../src-main/server/ws-client.js';
 import type { ContractClient } from '../../src-main/common/client.js';
 import type { TransferInfo } from '../../src-main/common/contract/sftp.js';
 import { until } from '../fixtures/poll.js';
+import { type FakeAnthropic, startFakeAnthropic } from '../fixtures/fake-anthropic.js';
 
 const NAME = 'wraith-jump.test';
 let sshd: SshdHandle;
@@ -77,6 +79,7 @@ describe('through a forward whose WebSocket is cut while files move', () => {
   let b: TestBrowser;
   let p: Page;
   let client: ContractClient;
+  let fake: FakeAnthropic;
   let sessionId = '';
   const localDir = mkdtempSync(join(tmpdir(), 'wraith-cut-'));
   const big = join(localDir, 'across-cut.bin');
@@ -86,7 +89,8 @@ describe('through a forward whose WebSocket is cut while files move', () => {
     (await client.call('sftp.transfers')).find((t) => t.remotePath === remotePath);
 
   beforeAll(async () => {
-    host = await startWraithServer();
+    fake = await startFakeAnthropic();
+    host = await startWraithServer({ env: { ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: 'sk-ant-e2e' } });
     cutter = await startWsCutter(Number(new URL(host.url).port));
     client = await connectWebSocket(host.url, host.token);
     b = await launchBrowser();
@@ -100,6 +104,7 @@ describe('through a forward whose WebSocket is cut while files move', () => {
     await b?.close();
     await cutter?.close();
     await host?.stop();
+    await fake?.stop();
     rmSync(localDir, { recursive: true, force: true });
   });
 
@@ -184,5 +189,57 @@ describe('through a forward whose WebSocket is cut while files move', () => {
     cutter.restore();
     await p.getByText('Host: connected').waitFor({ timeout: 15_000 });
     await waitForTail(p, sessionId, 'flood-2');
+  });
+
+  it("shows the XO's act that asked for approval while the WebSocket was away, and a run that ended meanwhile", async () => {
+    await p.keyboard.press('Control+Shift+K');
+    const xo = p.getByRole('region', { name: 'XO copilot' });
+    await xo.waitFor();
+    let answer: () => void = () => {};
+    const cutDone = new Promise<void>((r) => (answer = r));
+    fake.enqueue(
+      async () => {
+        await cutDone;
+        return { content: [{ type: 'text', text: 'Aye.' }, { type: 'tool_use', id: 'toolu_away', name: 'terminal_write', input: { sessionId, text: 'echo xo-$((5*5))\n' } }] };
+      },
+      { content: [{ type: 'text', text: 'Marked while you were away.' }] },
+    );
+    const requests = fake.requests.length;
+    await xo.getByLabel('Message to the XO').fill('Mark my terminal');
+    await xo.getByLabel('Message to the XO').press('Enter');
+    await fake.waitForRequests(requests + 1);
+    cutter.cut();
+    await p.getByText('Host: disconnected — reconnecting…').waitFor();
+    answer();
+    await until('the act waiting on the host', async () => (await client.call('ai.runs'))[0]?.approvals.length === 1);
+    cutter.restore();
+    await p.getByText('Host: connected').waitFor({ timeout: 15_000 });
+    const card = xo.locator('.tool-card[data-tool="terminal_write"]');
+    await card.locator('[data-testid="approval-exact"]').waitFor({ timeout: 15_000 });
+    expect(await card.getAttribute('data-status')).toBe('pending');
+    await card.getByRole('button', { name: 'Approve', exact: true }).click();
+    await waitForTail(p, sessionId, 'xo-25');
+    await expect.poll(() => card.getAttribute('data-status'), { timeout: 10_000 }).toBe('ok');
+    await xo.getByText('Marked while you were away.').waitFor({ timeout: 10_000 });
+
+    // A whole run that ends while the page is away: shown ended, with its answer, once back.
+    let release: () => void = () => {};
+    const away = new Promise<void>((r) => (release = r));
+    fake.enqueue(async () => {
+      await away;
+      return { content: [{ type: 'text', text: 'All quiet on web01.' }] };
+    });
+    const before = fake.requests.length;
+    await xo.getByLabel('Message to the XO').fill('Anything new?');
+    await xo.getByLabel('Message to the XO').press('Enter');
+    await fake.waitForRequests(before + 1);
+    cutter.cut();
+    await p.getByText('Host: disconnected — reconnecting…').waitFor();
+    release();
+    await until('the run over on the host', async () => (await client.call('ai.runs')).length === 0);
+    cutter.restore();
+    await p.getByText('Host: connected').waitFor({ timeout: 15_000 });
+    await xo.getByText('All quiet on web01.').waitFor({ timeout: 15_000 });
+    await expect.poll(() => xo.getByText('XO is working…').count(), { timeout: 10_000 }).toBe(0);
   });
 });

@@ -170,6 +170,47 @@ export const useCopilotStore = defineStore('copilot', () => {
     mode.value = p.mode;
   });
 
+  /**
+   * Events the host sent while the link was down are lost: a run that ended meanwhile would look
+   * busy for good, and an act that asked for the Commander meanwhile would wait where nobody sees
+   * it. After a reconnect the open conversation is shown as the host keeps it, with its run (if
+   * one still goes) and the acts that run waits on.
+   */
+  async function recover(): Promise<void> {
+    const id = conversationId.value;
+    if (!id) return;
+    let runs: Output<'ai.runs'>;
+    let conv: Output<'ai.conversations.get'>;
+    try {
+      [runs, conv] = await Promise.all([host.call('ai.runs'), host.call('ai.conversations.get', { id })]);
+    } catch {
+      return; // down again: the next reconnect asks again
+    }
+    if (conversationId.value !== id) return;
+    const run = runs.find((r) => r.conversationId === id) ?? null;
+    const next = fromConversation(conv.items);
+    if (run) {
+      const asking = new Map(run.approvals.map((a) => [a.toolUseId, a]));
+      for (const it of next) {
+        // Cards without an outcome yet are this run's: waiting for the Commander, or running.
+        if (it.kind !== 'tool' || it.status !== 'pending') continue;
+        const a = asking.get(it.toolUseId);
+        Object.assign(it, { runId: run.runId, status: a ? 'pending' : 'running', approval: a?.details ?? null, sessionId: a?.details.sessionId ?? null });
+      }
+      // The answer being written is stored only once it is whole: keep what this panel has of it.
+      const last = items.value.at(-1);
+      if (last?.kind === 'assistant' && last.runId === run.runId && !next.some((i) => i.kind === 'assistant' && i.text === last.text)) next.push(last);
+    }
+    items.value = next;
+    conversationUsage.value = conv.usage;
+    const ended = runId.value !== null && run === null;
+    runId.value = run?.runId ?? null;
+    if (ended) void refreshUsage();
+  }
+  host.onOpen((reconnected) => {
+    if (reconnected) void recover();
+  });
+
   async function load(): Promise<void> {
     const [m, s] = await Promise.all([host.call('ai.mode.get'), host.call('ai.settings.get')]);
     mode.value = m.mode;
