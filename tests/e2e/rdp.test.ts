@@ -2,7 +2,9 @@
  * The RDP tab in real Chromium against a real RDP server (freerdp-shadow-cli sharing an Xvfb
  * display): certificate trust, the desktop's pixels on the canvas (live updates too), clicks that
  * land where xdotool says (through the fit scale and at 1:1), typed keys that reach an X window,
- * the screenshot download, and "Disconnected — Reconnect" when the server dies.
+ * the screenshot download, "Disconnected — Reconnect" when the server dies, and a repaint of what
+ * changed while the page's own link to the host was cut. The page reaches `wraith serve` through
+ * a forward that can cut its WebSocket (tests/fixtures/ws-cutter.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
@@ -11,6 +13,7 @@ import { connectWebSocket } from '../../src-main/server/ws-client.js';
 import { type TestBrowser, openApp } from '../fixtures/browser.js';
 import { type RdpTestServer, startRdpServer } from '../fixtures/rdp-server.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+import { type WsCutter, startWsCutter } from '../fixtures/ws-cutter.js';
 
 
 let rdp: RdpTestServer;
@@ -18,6 +21,7 @@ let server: WraithServer;
 let client: ContractClient;
 let browser: TestBrowser;
 let page: Page;
+let cutter: WsCutter;
 
 const pane = () => page.locator('.tab-panel:visible .rdp-pane');
 const canvas = () => pane().locator('canvas.rdp-canvas');
@@ -77,12 +81,14 @@ beforeAll(async () => {
   server = await startWraithServer();
   client = await connectWebSocket(server.url, new URL(server.openUrl).searchParams.get('token') ?? '');
   await client.call('connections.create', { name: 'test desktop', kind: 'rdp', host: rdp.host, port: rdp.port, rdpOptions: { security: 'tls' } });
-  browser = await openApp(server.openUrl);
+  cutter = await startWsCutter(Number(new URL(server.url).port));
+  browser = await openApp(`http://127.0.0.1:${cutter.port}/?token=${server.token}`);
   page = browser.page;
 });
 
 afterAll(async () => {
   await browser?.close();
+  await cutter?.close();
   client?.close();
   await server?.stop();
   await rdp?.dispose();
@@ -192,6 +198,28 @@ describe('the RDP tab (needs Xvfb, freerdp2-shadow-x11, winpr-utils, xdotool: sc
     await waitForColour(512, 384, '#33aa55');
     await rdp.x('xsetroot', ['-solid', '#8844aa']);
     await waitForColour(100, 700, '#8844aa');
+  });
+
+  it("repaints what changed while the page's link to the host was cut", async () => {
+    const before = Number(await pane().getAttribute('data-frames'));
+    cutter.cut();
+    await page.getByText('Host: disconnected — reconnecting…').waitFor();
+    await rdp.x('xsetroot', ['-solid', '#22bbbb']);
+    // The host has the new desktop; the page, cut off, has not heard.
+    await expect
+      .poll(async () => {
+        const fb = await client.call('rdp.framebuffer', { sessionId: (await pane().getAttribute('data-session-id')) ?? '' });
+        const at = (384 * fb.width + 512) * 4;
+        return [0x22, 0xbb, 0xbb].every((want, i) => Math.abs((fb.data[at + i] ?? 0) - want) <= 8);
+      }, { timeout: 15_000 })
+      .toBe(true);
+    cutter.restore();
+    await page.getByText('Host: connected').waitFor({ timeout: 15_000 });
+    await waitForColour(512, 384, '#22bbbb');
+    // And it keeps painting: the frames lost while away took no credits with them.
+    await rdp.x('xsetroot', ['-solid', '#aa8822']);
+    await waitForColour(512, 384, '#aa8822');
+    expect(Number(await pane().getAttribute('data-frames'))).toBeGreaterThan(before);
   });
 
   it('takes a screenshot of the window with the desktop open, with no page errors', async () => {

@@ -98,6 +98,12 @@ export function useRdpCanvas(sessionId: () => string | null) {
     void paintFull().catch(() => undefined);
   });
 
+  // Frames the host sent while the link to it was down are lost, and so are the credits they
+  // took: paint the desktop whole once the link is back, which gives the credits back too.
+  const offOpen = host.onOpen((reconnected) => {
+    if (reconnected && sessionId()) void paintFull().catch(() => undefined);
+  });
+
   // A new session id (opened, or reattached after a page reload): paint it whole.
   watch(
     sessionId,
@@ -116,6 +122,7 @@ export function useRdpCanvas(sessionId: () => string | null) {
   onBeforeUnmount(() => {
     offFrame();
     offResized();
+    offOpen();
     generation++;
     ctx = null;
   });
