@@ -161,6 +161,9 @@ export const useSessionsStore = defineStore('sessions', () => {
   async function load(): Promise<void> {
     const list = await host.call('sessions.list');
     infos.value = Object.fromEntries(list.map((s) => [s.id, s]));
+    // After a reconnect: a session that dropped (or came back) while the link was down said so in
+    // an event this page never got. Its tab takes the state the host has now.
+    for (const s of list) if (bySession(s.id)) applyInfo(s);
     for (const tab of allTabs()) {
       if (tab.sessionId && !infos.value[tab.sessionId] && tab.phase !== 'ended') {
         tab.phase = 'ended';

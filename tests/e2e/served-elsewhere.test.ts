@@ -7,7 +7,8 @@
  *   that drops WebSockets does) while an upload's PUT and a download go on: both end as they
  *   should once the page is back; and a terminal shows the output its shell wrote meanwhile, once,
  *   and is not left paused by the credit its lost output took; the XO's act that asked for the
- *   Commander meanwhile is shown to approve, and a run that ended meanwhile is shown ended.
+ *   Commander meanwhile is shown to approve, and a run that ended meanwhile is shown ended; an SSH
+ *   session that dropped meanwhile shows "Disconnected — Reconnect", and reconnects.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
@@ -95,9 +96,9 @@ describe('through a forward whose WebSocket is cut while files move', () => {
     client = await connectWebSocket(host.url, host.token);
     b = await launchBrowser();
     p = b.page;
-    // 512 MiB, sparse: seconds of transfer, time for the cut.
-    execFileSync('truncate', ['-s', '512M', big]);
-    execFileSync('truncate', ['-s', '512M', `${home}/cut-down.bin`]);
+    // 256 MiB, sparse: seconds of transfer, time for the cut.
+    execFileSync('truncate', ['-s', '256M', big]);
+    execFileSync('truncate', ['-s', '256M', `${home}/cut-down.bin`]);
   });
   afterAll(async () => {
     client?.close();
@@ -134,9 +135,9 @@ describe('through a forward whose WebSocket is cut while files move', () => {
     cutter.restore();
     await p.getByText('Host: connected').waitFor({ timeout: 15_000 });
     await expect.poll(() => row.getAttribute('data-state'), { timeout: 20_000 }).toBe('done');
-    expect(statSync(remotePath).size).toBe(512 * 1024 * 1024);
+    expect(statSync(remotePath).size).toBe(256 * 1024 * 1024);
     expect(readdirSync(home).filter((n) => n.includes('wraith-part'))).toEqual([]);
-  });
+  }, 90_000);
 
   it("shows a download done that ended while the WebSocket was away", async () => {
     const remotePath = `${home}/cut-down.bin`;
@@ -157,7 +158,7 @@ describe('through a forward whose WebSocket is cut while files move', () => {
     await p.getByText('Host: connected').waitFor({ timeout: 15_000 });
     await expect.poll(() => row.getAttribute('data-state'), { timeout: 20_000 }).toBe('done');
     expect(cutter.webSockets).toBe(3);
-  });
+  }, 90_000);
 
   const hostHas = async (text: string) => (await client.call('terminal.read', { sessionId, maxBytes: 64 * 1024 })).text.includes(text);
 
@@ -241,5 +242,22 @@ describe('through a forward whose WebSocket is cut while files move', () => {
     await p.getByText('Host: connected').waitFor({ timeout: 15_000 });
     await xo.getByText('All quiet on web01.').waitFor({ timeout: 15_000 });
     await expect.poll(() => xo.getByText('XO is working…').count(), { timeout: 10_000 }).toBe(0);
+  });
+
+  it('shows an SSH session that dropped while the WebSocket was away as disconnected, and reconnects it', async () => {
+    cutter.cut();
+    await p.getByText('Host: disconnected — reconnecting…').waitFor();
+    sshd.dropConnections();
+    await until('the session disconnected on the host', async () => (await client.call('sessions.list')).find((s) => s.id === sessionId)?.state === 'disconnected');
+    cutter.restore();
+    await p.getByText('Host: connected').waitFor({ timeout: 15_000 });
+    const card = p.getByRole('alert').filter({ hasText: 'Disconnected —' });
+    await card.waitFor({ timeout: 15_000 });
+    expect(await p.locator('.tab.active').getAttribute('class')).toContain('disconnected');
+    await card.getByRole('button', { name: 'Reconnect' }).click();
+    await expect.poll(() => p.locator('.tab.active').getAttribute('class'), { timeout: 20_000 }).toContain('open');
+    await p.locator('.tab-panel:visible .xterm').click();
+    await p.keyboard.type('echo back-$((2*50))\n');
+    await waitForTail(p, sessionId, 'back-100');
   });
 });
