@@ -168,6 +168,10 @@ describe('through a forward whose WebSocket is cut while files move', () => {
     cutter.cut();
     await p.getByText('Host: disconnected — reconnecting…').waitFor();
     await until('the shell done on the host', () => hostHas('away-42'));
+    // Typing meanwhile goes nowhere, and the page says so (once).
+    await p.keyboard.type('lost');
+    await p.locator('.toasts .toast', { hasText: 'Not sent: the link to the Wraith host is down' }).waitFor();
+    expect(await p.locator('.toasts .toast', { hasText: 'Not sent' }).count()).toBe(1);
     cutter.restore();
     await p.getByText('Host: connected').waitFor({ timeout: 15_000 });
     await waitForTail(p, sessionId, 'away-42');

@@ -7,7 +7,8 @@ import { Terminal } from '@xterm/xterm';
 import { type MaybeRefOrGetter, onBeforeUnmount, onMounted, ref, toValue, watch } from 'vue';
 import type { TerminalBackend } from '../../stores/sessions.js';
 import { useSettingsStore } from '../../stores/settings.js';
-import { useHost } from '../../transport/index.js';
+import { type HostLink, useHost } from '../../transport/index.js';
+import { toast } from '../../composables/dialogs.js';
 import { DomCursorBlink } from './cursor-blink.js';
 import { openExternal } from './external-links.js';
 import { OutputFeeder } from './output-feeder.js';
@@ -44,6 +45,23 @@ export interface UseTerminalOptions {
  */
 const CATCH_UP_BYTES = 4 * 1024 * 1024;
 const encoder = new TextEncoder();
+
+/** Whether this outage's lost keystrokes were mentioned (once per outage, not per key). */
+let saidNotSent = false;
+
+/**
+ * Keys typed while the link to the host is down go nowhere, and the terminal would look as if
+ * they did (its echo comes from the remote end). Say so once, outside the terminal's own screen.
+ */
+function sayNotSent(host: HostLink): void {
+  if (saidNotSent) return;
+  saidNotSent = true;
+  toast('Not sent: the link to the Wraith host is down. It reconnects by itself; type again once the status bar says connected.', 'error');
+  const off = host.onOpen(() => {
+    saidNotSent = false;
+    off();
+  });
+}
 
 /** The cursor blinks again once output has been quiet this long. */
 const BLINK_QUIET_MS = 400;
@@ -88,8 +106,13 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
   const disposers: (() => void)[] = [];
 
   function send(data: string | Uint8Array<ArrayBuffer>): void {
+    if (!attached) return;
+    if (host.current.state !== 'open') {
+      sayNotSent(host);
+      return;
+    }
     // A keystroke needs no answer; a session that is gone says so through its state, not here.
-    if (attached) host.notify('terminal.write', { sessionId: attached, data });
+    host.notify('terminal.write', { sessionId: attached, data });
   }
 
   /**
