@@ -20,6 +20,20 @@ type Registration = (client: ContractClient) => Disposer;
 const MIN_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 5_000;
 
+/** How often a link asks whether the host still answers, and how long the answer may take. */
+export interface Heartbeat {
+  everyMs: number;
+  timeoutMs: number;
+}
+
+/**
+ * For the WebSocket: a host that went silent without closing (a laptop that slept, a network that
+ * changed under a NAT, a proxy that lost the connection) would look connected for as long as TCP
+ * takes to give up, many minutes when the page has nothing to send. Everything the page missed
+ * is caught up after a reconnect, so ending a link that may be slow, not dead, costs little.
+ */
+export const WEBSOCKET_HEARTBEAT: Heartbeat = { everyMs: 15_000, timeoutMs: 10_000 };
+
 /**
  * The renderer's one way to the host, whatever the wire. Wraps a ContractClient, subscribes to
  * every event, and when the wire drops, reconnects with backoff and replays event listeners,
@@ -33,10 +47,15 @@ export class HostLink {
   private readonly statusListeners = new Set<(s: LinkStatus) => void>();
   private readonly openListeners = new Set<(reconnected: boolean) => void>();
   private timer: ReturnType<typeof setTimeout> | null = null;
+  private heartbeatTimer: ReturnType<typeof setTimeout> | null = null;
   private disposed = false;
   private everOpened = false;
 
-  constructor(kind: 'websocket' | 'electron', private readonly open: WireOpener) {
+  constructor(
+    kind: 'websocket' | 'electron',
+    private readonly open: WireOpener,
+    private readonly heartbeat: Heartbeat | null = null,
+  ) {
     this.kind = kind;
     void this.attempt();
   }
@@ -104,6 +123,7 @@ export class HostLink {
   dispose(): void {
     this.disposed = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
     this.client?.close();
     this.client = null;
   }
@@ -139,10 +159,30 @@ export class HostLink {
     });
     for (const reg of this.registrations.keys()) this.registrations.set(reg, reg(client));
     client.subscribe(['']);
+    if (this.heartbeat) this.listen(client, this.heartbeat);
     const reconnected = this.everOpened;
     this.everOpened = true;
     this.setStatus({ state: 'open', attempts: 0, reason: null });
     for (const l of this.openListeners) l(reconnected);
+  }
+
+  /** Pings the host every `everyMs`; no answer within `timeoutMs` ends the link, which then reconnects. */
+  private listen(client: ContractClient, hb: Heartbeat): void {
+    const tick = () => {
+      this.heartbeatTimer = null;
+      if (this.client !== client) return;
+      const deadline = setTimeout(() => {
+        if (this.client === client) client.close();
+      }, hb.timeoutMs);
+      client
+        .call('health.ping')
+        .catch(() => undefined)
+        .finally(() => {
+          clearTimeout(deadline);
+          if (this.client === client && !this.disposed) this.heartbeatTimer = setTimeout(tick, hb.everyMs);
+        });
+    };
+    this.heartbeatTimer = setTimeout(tick, hb.everyMs);
   }
 
   private retry(reason: string): void {

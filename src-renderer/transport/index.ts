@@ -1,5 +1,5 @@
 import { openElectronWire } from './electron-wire.js';
-import { HostLink } from './host-link.js';
+import { HostLink, WEBSOCKET_HEARTBEAT } from './host-link.js';
 import { openWebSocketWire, websocketUrl } from './websocket-wire.js';
 
 export { HostLink } from './host-link.js';
@@ -10,7 +10,7 @@ export { wireFrameCounts } from './websocket-wire.js';
 export function createHostLink(): HostLink {
   const preload = window.wraith;
   if (preload?.electron) return new HostLink('electron', () => openElectronWire(preload));
-  return new HostLink('websocket', () => openWebSocketWire(websocketUrl(window.location)));
+  return new HostLink('websocket', () => openWebSocketWire(websocketUrl(window.location)), WEBSOCKET_HEARTBEAT);
 }
 
 let appLink: HostLink | null = null;

@@ -1,0 +1,96 @@
+/**
+ * The renderer's HostLink over a real WebSocket to a real `wraith serve`, through a forward that
+ * can freeze the connection (its bytes stop both ways, nobody closes it): the link notices the
+ * host no longer answers, says so, and reconnects once the way is open again. Short intervals here;
+ * the page uses WEBSOCKET_HEARTBEAT.
+ */
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { WebSocket } from 'ws';
+import type { Wire } from '../../src-main/common/client.js';
+import type { ClientMessage, ServerMessage } from '../../src-main/common/protocol.js';
+import { decodeFrame, encodeFrame } from '../../src-main/server/codec.js';
+import { HostLink, type LinkStatus } from '../../src-renderer/transport/host-link.js';
+import { until } from '../fixtures/poll.js';
+import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+import { type WsCutter, startWsCutter } from '../fixtures/ws-cutter.js';
+
+let host: WraithServer;
+let cutter: WsCutter;
+
+beforeAll(async () => {
+  host = await startWraithServer();
+  cutter = await startWsCutter(Number(new URL(host.url).port));
+});
+afterAll(async () => {
+  await cutter?.close();
+  await host?.stop();
+});
+
+/** A wire as the page's is: close() ends it at once (a browser WebSocket's close does not wait for the peer). */
+function openWire(): Promise<Wire> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${cutter.port}/ws`, { headers: { authorization: `Bearer ${host.token}` } });
+    ws.binaryType = 'nodebuffer';
+    const closers = new Set<(reason: string) => void>();
+    let closed = false;
+    const finish = (reason: string) => {
+      if (closed) return;
+      closed = true;
+      for (const l of closers) l(reason);
+    };
+    ws.once('open', () =>
+      resolve({
+        send: (m: ClientMessage) => ws.readyState === WebSocket.OPEN && ws.send(encodeFrame(m)),
+        onMessage: (l) => ws.on('message', (data) => l(decodeFrame(data as Buffer) as ServerMessage)),
+        onClose: (l) => closers.add(l),
+        close: () => {
+          ws.terminate();
+          finish('closed by the client');
+        },
+      }),
+    );
+    ws.on('close', () => finish('the WebSocket closed'));
+    ws.once('error', reject);
+  });
+}
+
+test('a host gone silent is noticed, and the link comes back once it answers again', async () => {
+  const link = new HostLink('websocket', openWire, { everyMs: 150, timeoutMs: 300 });
+  const states: LinkStatus['state'][] = [];
+  link.onStatus((s) => states.push(s.state));
+  let opens = 0;
+  link.onOpen(() => opens++);
+  try {
+    await until('the link open', () => link.current.state === 'open');
+    // Answered pings keep it open.
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(opens).toBe(1);
+    expect(link.current.state).toBe('open');
+
+    cutter.freeze();
+    // Nothing closed the connection; the heartbeat's missing answer does.
+    await until('the silence noticed', () => link.current.state === 'reconnecting', 10_000);
+    cutter.restore();
+    await until('the link back', () => link.current.state === 'open', 15_000);
+    expect(opens).toBe(2);
+    expect(await link.call('health.ping')).toEqual({ ok: true });
+    expect(states).toContain('reconnecting');
+  } finally {
+    link.dispose();
+  }
+});
+
+test('without a heartbeat (the desktop app’s MessagePort) nothing is sent', async () => {
+  const sent: string[] = [];
+  const link = new HostLink('electron', async () => {
+    const wire = await openWire();
+    return { ...wire, send: (m: ClientMessage) => (sent.push(m.t === 'call' ? m.method : m.t), wire.send(m)) };
+  });
+  try {
+    await until('the link open', () => link.current.state === 'open');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(sent).toEqual(['subscribe']);
+  } finally {
+    link.dispose();
+  }
+});
