@@ -199,16 +199,23 @@ const UPLOAD_CHUNKS_IN_FLIGHT = 4;
  * are written (the page then calls sftp.uploadEnd), or {code, message} at the first failure.
  */
 function serveUpload(app: App, pathname: string, req: IncomingMessage, res: ServerResponse): void {
-  const transferId = app.sftp.claimUpload(pathname.split('/')[2] ?? '');
-  if (!transferId) {
+  let failed = false;
+  // A newer link of the same upload takes over (the page saw this body cut off): read no more of it.
+  const stop = () => {
+    failed = true;
+    req.destroy();
+  };
+  const link = app.sftp.claimUpload(pathname.split('/')[2] ?? '', stop);
+  if (!link) {
     req.resume();
     refuse(res, 404, 'Wraith: this upload link was used already, or its upload is over. Start the upload again from the Files panel.');
     return;
   }
+  const { transferId } = link;
   let parts: Buffer[] = [];
   let gathered = 0;
-  let offset = 0;
-  let failed = false;
+  // The body starts where the upload stands: 0, or where a body cut off before it left off.
+  let offset = link.offset;
   const writing = new Set<Promise<unknown>>();
   const fail = (err: unknown) => {
     if (failed) return;
@@ -254,7 +261,9 @@ function serveUpload(app: App, pathname: string, req: IncomingMessage, res: Serv
       res.end(JSON.stringify({ bytes: offset }));
     }, fail);
   });
-  // A body cut off (the page cancelled, the tab closed): the page cancels the transfer, or its idle timer ends it.
+  // A body cut off (the page cancelled, the tab closed, the network dropped): the page cancels the
+  // transfer, or resumes it with a new link, or its idle timer ends it. What was gathered and not
+  // yet written is dropped; the new link starts at what was.
 }
 
 /** Content-Disposition for a file name of any characters: an ASCII fallback and the UTF-8 name (RFC 6266). */

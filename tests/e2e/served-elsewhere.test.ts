@@ -8,15 +8,17 @@
  *   should once the page is back; and a terminal shows the output its shell wrote meanwhile, once,
  *   and is not left paused by the credit its lost output took; the XO's act that asked for the
  *   Commander meanwhile is shown to approve, and a run that ended meanwhile is shown ended; an SSH
- *   session that dropped meanwhile shows "Disconnected — Reconnect", and reconnects.
+ *   session that dropped meanwhile shows "Disconnected — Reconnect", and reconnects;
+ * - through the same forward when every connection is cut (the network dropped): an upload goes on
+ *   from where the host had it, with a second PUT, and lands whole.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Page } from 'playwright-core';
+import type { Page, Request } from 'playwright-core';
 import { openSshTab, waitForTail } from '../../bench/wraith-tab.js';
 import { type TestBrowser, launchBrowser } from '../fixtures/browser.js';
 import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
@@ -29,6 +31,7 @@ import { until } from '../fixtures/poll.js';
 import { type FakeAnthropic, startFakeAnthropic } from '../fixtures/fake-anthropic.js';
 
 const NAME = 'wraith-jump.test';
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 let sshd: SshdHandle;
 let server: WraithServer;
 let browser: TestBrowser;
@@ -47,7 +50,7 @@ afterAll(async () => {
   await browser?.close();
   await server?.stop();
   await sshd?.stop();
-  if (home) for (const f of ['by-name.bin', 'across-cut.bin', 'cut-down.bin']) rmSync(`${home}/${f}`, { force: true });
+  if (home) for (const f of ['by-name.bin', 'across-cut.bin', 'cut-down.bin', 'resumed.bin']) rmSync(`${home}/${f}`, { force: true });
 });
 
 describe('opened by another name than the one it printed', () => {
@@ -69,7 +72,6 @@ describe('opened by another name than the one it printed', () => {
     await panel.locator('input[name=sftp-upload]').setInputFiles({ name: 'by-name.bin', mimeType: 'application/octet-stream', buffer: payload });
     const transfer = panel.locator('.transfer').filter({ hasText: 'by-name.bin' });
     await expect.poll(() => transfer.getAttribute('data-state'), { timeout: 20_000 }).toBe('done');
-    const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
     expect(sha(readFileSync(`${home}/by-name.bin`))).toBe(sha(payload));
   });
 });
@@ -264,4 +266,28 @@ describe('through a forward whose WebSocket is cut while files move', () => {
     await p.keyboard.type('echo back-$((2*50))\n');
     await waitForTail(p, sessionId, 'back-100');
   });
+
+  it('resumes an upload whose PUT the network cut off, from where the host had it', async () => {
+    const data = randomBytes(96 * 1024 * 1024);
+    const local = join(localDir, 'resumed.bin');
+    writeFileSync(local, data);
+    const remotePath = `${home}/resumed.bin`;
+    const puts: string[] = [];
+    const onRequest = (r: Request) => {
+      if (r.method() === 'PUT') puts.push(r.url());
+    };
+    p.on('request', onRequest);
+    await panel().locator('input[name=sftp-upload]').setInputFiles(local);
+    const row = transferRow('resumed.bin');
+    await until('part of it on the host', async () => ((await hostTransfer(remotePath))?.bytes ?? 0) > 8 * 1024 * 1024);
+    cutter.cutAll();
+    await p.getByText('Host: disconnected — reconnecting…').waitFor();
+    expect((await hostTransfer(remotePath))?.bytes ?? 0).toBeLessThan(data.length);
+    cutter.restore();
+    await expect.poll(() => row.getAttribute('data-state'), { timeout: 60_000 }).toBe('done');
+    p.off('request', onRequest);
+    expect(puts).toHaveLength(2);
+    expect(sha(readFileSync(remotePath))).toBe(sha(data));
+    expect(readdirSync(home).filter((n) => n.includes('wraith-part'))).toEqual([]);
+  }, 90_000);
 });

@@ -2,7 +2,8 @@
  * Uploads from a browser through `wraith serve`: sftp.uploadLink gives a one-time URL, and the
  * whole file goes as one PUT body (a real wraith serve process and a real sshd, sent over HTTP
  * as a browser sends a File, with the token cookie). Same bytes; once only; cookie, method and
- * origin checked; a body of the wrong length or a cancel leaves nothing on the server.
+ * origin checked; a body of the wrong length or a cancel leaves nothing on the server; a body cut
+ * off resumes over a new link from what the host has, and a new link ends a body still coming.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -105,6 +106,72 @@ describe('sftp.uploadLink', () => {
     expect(sent).toBeLessThan(200 * MB);
     expect((await transfer(transferId))?.state).toBe('cancelled');
     expect(readdirSync(dir)).not.toContain('cancelled.bin');
+    expect(leftovers()).toEqual([]);
+  });
+
+  /** A PUT whose body is `data` from `from`, 1 MiB every 10 ms while `flowing()`; its fetch and how much it sent. */
+  function slowPut(url: string, data: Buffer, from: number, opts: { flowing: () => boolean; signal?: AbortSignal }) {
+    let at = from;
+    let gone = false;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(c) {
+        while (!opts.flowing() && !gone) await new Promise((r) => setTimeout(r, 10));
+        await new Promise((r) => setTimeout(r, 10));
+        if (gone) return;
+        if (at >= data.length) return c.close();
+        c.enqueue(new Uint8Array(data.subarray(at, Math.min(data.length, at + MB))));
+        at += MB;
+      },
+      cancel() {
+        gone = true;
+      },
+    });
+    const answer = fetch(host.url + url, { method: 'PUT', body, headers: headers(), duplex: 'half', signal: opts.signal } as RequestInit);
+    answer.catch(() => undefined);
+    return { answer, sent: () => at - from };
+  }
+
+  test('a body cut off goes on over a new link, from the bytes the host has', async () => {
+    const data = randomBytes(24 * MB + 777);
+    const remotePath = `${dir}/resumed.bin`;
+    const { transferId } = await client.call('sftp.uploadBegin', { sessionId, remotePath, size: data.length });
+    const first = await client.call('sftp.uploadLink', { transferId });
+    expect(first.offset).toBe(0);
+    const cut = new AbortController();
+    const put = slowPut(first.url, data, 0, { flowing: () => true, signal: cut.signal });
+    await expect.poll(async () => (await transfer(transferId))?.bytes ?? 0, { timeout: 20_000 }).toBeGreaterThan(4 * MB);
+    cut.abort(); // the network dropped mid-body
+    await expect(put.answer).rejects.toThrow();
+    // What the host took whole is kept; the rest comes again, from there.
+    const again = await client.call('sftp.uploadLink', { transferId });
+    expect(again.offset).toBeGreaterThan(0);
+    expect(again.offset).toBeLessThanOrEqual(put.sent());
+    const res = await fetch(host.url + again.url, { method: 'PUT', body: data.subarray(again.offset), headers: headers() });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ bytes: data.length });
+    await client.call('sftp.uploadEnd', { transferId });
+    expect(sha(readFileSync(remotePath))).toBe(sha(data));
+    expect(leftovers()).toEqual([]);
+  });
+
+  test('a new link ends the body the host still reads (a page that saw it cut off, a host that did not)', async () => {
+    const data = randomBytes(16 * MB + 5);
+    const remotePath = `${dir}/taken-over.bin`;
+    const { transferId } = await client.call('sftp.uploadBegin', { sessionId, remotePath, size: data.length });
+    const first = await client.call('sftp.uploadLink', { transferId });
+    let flowing = true;
+    const stale = slowPut(first.url, data, 0, { flowing: () => flowing });
+    await expect.poll(async () => (await transfer(transferId))?.bytes ?? 0, { timeout: 20_000 }).toBeGreaterThan(3 * MB);
+    // The old body stops coming but stays open, as over a connection that died on the page's side only.
+    flowing = false;
+    await new Promise((r) => setTimeout(r, 300));
+    const next = await client.call('sftp.uploadLink', { transferId });
+    const res = await fetch(host.url + next.url, { method: 'PUT', body: data.subarray(next.offset), headers: headers() });
+    expect(res.status).toBe(200);
+    // The host hung up on the old body when the new link was claimed.
+    await expect(stale.answer).rejects.toThrow();
+    await client.call('sftp.uploadEnd', { transferId });
+    expect(sha(readFileSync(remotePath))).toBe(sha(data));
     expect(leftovers()).toEqual([]);
   });
 });

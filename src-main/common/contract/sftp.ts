@@ -230,10 +230,12 @@ export const sftpMethods = {
   ),
   'sftp.uploadLink': method(
     z.object({ transferId: Id }),
-    z.object({ url: z.string() }),
+    /** `offset`: where the body must start: 0, or, asked again after a body was cut off, the bytes the host has. */
+    z.object({ url: z.string(), offset: z.number().int().nonnegative() }),
     'A one-time URL (relative to the `wraith serve` address, with its cookie) to PUT all the bytes of a streamed upload to, ' +
       'as one request body, instead of sftp.uploadChunk calls: a browser sends a File that way without the page holding it. ' +
-      'The response is {bytes} once they are written, or {code, message}; then sftp.uploadEnd. EUNAVAILABLE outside `wraith serve`.',
+      'The response is {bytes} once they are written, or {code, message}; then sftp.uploadEnd. A body cut off (the network ' +
+      'dropped) resumes: a new link starts at `offset`, and ends the old body if the host still reads it. EUNAVAILABLE outside `wraith serve`.',
   ),
   'sftp.downloadLink': method(
     z.object({ ...Session, remotePath: RemotePath }),

@@ -65,6 +65,10 @@ interface StreamUpload {
   end: () => void;
   /** The first uploadEnd's work, which a second call joins. */
   ending?: Promise<SftpEntry>;
+  /** Its bytes come as PUT bodies to upload links (sftp.uploadLink), not as uploadChunk calls. */
+  linked: boolean;
+  /** Ends the PUT body being read now, when a newer link takes over from it. */
+  stopBody: (() => void) | null;
   fail: (err: unknown) => void;
 }
 
@@ -118,8 +122,8 @@ export class SftpService {
   private readonly transfers = new Map<string, Transfer>();
   private readonly streams = new Map<string, StreamUpload>();
   private readonly links = new Map<string, PendingLink>();
-  /** Streamed uploads whose bytes come as the body of an HTTP PUT (sftp.uploadLink): ticket → transfer id. */
-  private readonly uploadTickets = new Map<string, string>();
+  /** Streamed uploads whose bytes come as the body of an HTTP PUT (sftp.uploadLink): ticket → the transfer and where its body starts. */
+  private readonly uploadTickets = new Map<string, { transferId: string; offset: number }>();
   private readonly tuning: TransferTuning;
   private readonly emitProgress: (p: TransferProgress) => void;
   private readonly progressIntervalMs: number;
@@ -618,6 +622,8 @@ export class SftpService {
       idle: setTimeout(() => t.controller.abort(), this.streamIdleMs),
       end,
       fail,
+      linked: false,
+      stopBody: null,
     };
     s.idle.unref();
     this.streams.set(t.id, s);
@@ -691,23 +697,34 @@ export class SftpService {
    * A browser sends a File as a fetch body from its network process: the page never holds the
    * bytes. The HTTP side hands the body to uploadChunk in order (claimUpload); uploadEnd finishes.
    */
-  uploadLink(transferId: string): { url: string } {
+  uploadLink(transferId: string): { url: string; offset: number } {
     const s = this.stream(transferId);
-    if (s.received > 0) {
+    if (s.received > 0 && !s.linked) {
       throw sftpError('EBADARGS', `The upload to ${s.transfer.remotePath} has chunks already; its bytes come one way only.`, 'bad_offset', { expected: 0 });
     }
+    s.linked = true;
+    // A body cut off (the network dropped) resumes at what the host has: one link at a time.
+    for (const [t, v] of this.uploadTickets) if (v.transferId === transferId) this.uploadTickets.delete(t);
     const ticket = randomBytes(18).toString('base64url');
-    this.uploadTickets.set(ticket, transferId);
+    this.uploadTickets.set(ticket, { transferId, offset: s.received });
     void s.transfer.done.then(() => this.uploadTickets.delete(ticket));
-    return { url: `/upload/${ticket}` };
+    return { url: `/upload/${ticket}`, offset: s.received };
   }
 
-  /** The HTTP side of an upload link: valid once. The transfer id, or null when the ticket is unknown, used or its upload over. */
-  claimUpload(ticket: string): string | null {
-    const id = this.uploadTickets.get(ticket);
-    if (id === undefined) return null;
+  /**
+   * The HTTP side of an upload link: valid once. The transfer and where the body starts, or null
+   * when the ticket is unknown, used or its upload over. `stop` ends this body should a newer
+   * link take over (the page resumes after a cut it saw, while this side still waits for bytes).
+   */
+  claimUpload(ticket: string, stop: () => void): { transferId: string; offset: number } | null {
+    const link = this.uploadTickets.get(ticket);
+    if (link === undefined) return null;
     this.uploadTickets.delete(ticket);
-    return this.streams.get(id)?.transfer.running ? id : null;
+    const s = this.streams.get(link.transferId);
+    if (!s?.transfer.running) return null;
+    s.stopBody?.();
+    s.stopBody = stop;
+    return link;
   }
 
   /**

@@ -32,6 +32,8 @@ const WHOLE_FILE_BYTES = 1024 * 1024;
  * an upload with nothing new for 5 minutes (SftpService.streamIdleMs), so it is still there.
  */
 const LINK_WAIT_MS = 120_000;
+/** PUTs of one file's body at most: the first, and resumes after it was cut off. */
+const PUT_ATTEMPTS = 6;
 /** How often a batch's row shows its progress, ms. */
 const SHOW_MS = 250;
 
@@ -285,30 +287,43 @@ export function useSftpTransfers(sessionId: () => string | null) {
    * Served by `wraith serve`, a File goes as the body of one PUT to the upload's link: the
    * browser reads it from disk and sends it without the page, which neither reads nor holds its
    * bytes (the bar is the host's transfer's progress). 500 MB on one machine: 98–116 MB/s against
-   * 74–87 in 4 MiB chunks through the page (bench/sftp-browser.ts).
+   * 74–87 in 4 MiB chunks through the page (bench/sftp-browser.ts). A body the network cut off
+   * goes on from where the host's copy stands, over a new link, up to PUT_ATTEMPTS times.
    */
   async function putFile(file: File, transferId: string, signal: AbortSignal, landed: (bytes: number) => void): Promise<void> {
-    const { url } = await host.call('sftp.uploadLink', { transferId });
     const cancelled = () => new WraithError('ECANCELLED', `The upload of ${file.name} was cancelled.`);
     // How far the file is on the server: the host's progress of its transfer (a batch's row counts it).
     const off = store.onProgress((p) => {
       if (p.transferId === transferId) landed(p.bytes);
     });
-    let r: Response;
     try {
-      r = await fetch(url, { method: 'PUT', body: file, signal, headers: { 'content-type': 'application/octet-stream' }, credentials: 'same-origin' });
-    } catch (err) {
-      if (signal.aborted) throw cancelled();
-      throw new WraithError('EIO', `The upload of ${file.name} was cut off: ${err instanceof Error ? err.message : String(err)}`);
+      for (let attempt = 1; ; attempt++) {
+        // A body cut off (the network dropped) goes on from what the host has, over a new link.
+        await host.whenOpen(LINK_WAIT_MS);
+        const { url, offset } = await host.call('sftp.uploadLink', { transferId });
+        let r: Response;
+        try {
+          const body = offset > 0 ? file.slice(offset) : file;
+          r = await fetch(url, { method: 'PUT', body, signal, headers: { 'content-type': 'application/octet-stream' }, credentials: 'same-origin' });
+        } catch (err) {
+          if (signal.aborted) throw cancelled();
+          if (attempt >= PUT_ATTEMPTS) {
+            throw new WraithError('EIO', `The upload of ${file.name} was cut off ${attempt} times; last: ${err instanceof Error ? err.message : String(err)}`);
+          }
+          await new Promise((resolve) => setTimeout(resolve, 1000 * attempt));
+          if (signal.aborted) throw cancelled();
+          continue;
+        }
+        if (r.ok) return;
+        // {code, message} from the host; plain text from the HTTP layer (an expired link, say).
+        const text = await r.text().catch(() => '');
+        const e = parseJson(text) as { code?: unknown; message?: unknown } | null;
+        if (typeof e?.code === 'string' && typeof e.message === 'string') throw fromSerializedError({ code: e.code, message: e.message });
+        throw new WraithError('EIO', `The upload of ${file.name} failed: ${text.trim() || `HTTP ${r.status}`}`);
+      }
     } finally {
       off();
     }
-    if (r.ok) return;
-    // {code, message} from the host; plain text from the HTTP layer (an expired link, say).
-    const text = await r.text().catch(() => '');
-    const e = parseJson(text) as { code?: unknown; message?: unknown } | null;
-    if (typeof e?.code === 'string' && typeof e.message === 'string') throw fromSerializedError({ code: e.code, message: e.message });
-    throw new WraithError('EIO', `The upload of ${file.name} failed: ${text.trim() || `HTTP ${r.status}`}`);
   }
 
   /** One file as a row of its own in the transfers list, with Cancel and Retry. */
