@@ -28,7 +28,7 @@ import { connectWebSocket } from '../../src-main/server/ws-client.js';
 import type { ContractClient } from '../../src-main/common/client.js';
 import type { TransferInfo } from '../../src-main/common/contract/sftp.js';
 import { until } from '../fixtures/poll.js';
-import { type FakeAnthropic, startFakeAnthropic } from '../fixtures/fake-anthropic.js';
+import { type FakeAnthropic, type ScriptedTurn, startFakeAnthropic } from '../fixtures/fake-anthropic.js';
 
 const NAME = 'wraith-jump.test';
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -90,6 +90,15 @@ describe('through a forward whose WebSocket is cut while files move', () => {
   const transferRow = (name: string) => panel().locator('.transfer').filter({ hasText: name });
   const hostTransfer = async (remotePath: string): Promise<TransferInfo | undefined> =>
     (await client.call('sftp.transfers')).find((t) => t.remotePath === remotePath);
+  /** Cuts the page's WebSocket (or, with `all`, every connection of the page) and waits until the page says so. */
+  const goAway = async (all = false) => {
+    if (all) cutter.cutAll();
+    else cutter.cut();
+    await p.getByText('Host: disconnected — reconnecting…').waitFor();
+  };
+  const comeBack = async () => {
+    await comeBack();
+  };
 
   beforeAll(async () => {
     fake = await startFakeAnthropic();
@@ -122,8 +131,7 @@ describe('through a forward whose WebSocket is cut while files move', () => {
     await panel().locator('input[name=sftp-upload]').setInputFiles(big);
     const row = transferRow('across-cut.bin');
     await until('the upload under way on the host', async () => ((await hostTransfer(remotePath))?.bytes ?? 0) > 0);
-    cutter.cut();
-    await p.getByText('Host: disconnected — reconnecting…').waitFor();
+    await goAway();
     // The PUT goes on without the WebSocket, to its last byte...
     await until('every byte on the host', async () => {
       const t = await hostTransfer(remotePath);
@@ -134,8 +142,7 @@ describe('through a forward whose WebSocket is cut while files move', () => {
     expect(await row.getAttribute('data-state')).toBe('running');
     expect((await hostTransfer(remotePath))?.state).toBe('running');
 
-    cutter.restore();
-    await p.getByText('Host: connected').waitFor({ timeout: 15_000 });
+    await comeBack();
     await expect.poll(() => row.getAttribute('data-state'), { timeout: 20_000 }).toBe('done');
     expect(statSync(remotePath).size).toBe(256 * 1024 * 1024);
     expect(readdirSync(home).filter((n) => n.includes('wraith-part'))).toEqual([]);
@@ -149,15 +156,13 @@ describe('through a forward whose WebSocket is cut while files move', () => {
     const [download] = await Promise.all([p.waitForEvent('download'), p.getByRole('menuitem', { name: 'Download' }).click()]);
     const row = transferRow('cut-down.bin');
     await until('the download under way on the host', async () => ((await hostTransfer(remotePath))?.bytes ?? 0) > 0);
-    cutter.cut();
-    await p.getByText('Host: disconnected — reconnecting…').waitFor();
+    await goAway();
     // The browser's own download (HTTP, not the WebSocket) goes on to its end.
     await until('the download done on the host', async () => (await hostTransfer(remotePath))?.state === 'done', 60_000);
     expect(await download.failure()).toBeNull();
     expect(await row.getAttribute('data-state')).toBe('running'); // nobody told the page yet
 
-    cutter.restore();
-    await p.getByText('Host: connected').waitFor({ timeout: 15_000 });
+    await comeBack();
     await expect.poll(() => row.getAttribute('data-state'), { timeout: 20_000 }).toBe('done');
     expect(cutter.webSockets).toBe(3);
   }, 90_000);
@@ -167,15 +172,13 @@ describe('through a forward whose WebSocket is cut while files move', () => {
   it('shows the output a shell wrote while the WebSocket was away, once', async () => {
     await p.locator('.tab-panel:visible .xterm').click();
     await p.keyboard.type('sleep 1; seq 1 3000 | tail -n 2; echo away-$((40+2))\n');
-    cutter.cut();
-    await p.getByText('Host: disconnected — reconnecting…').waitFor();
+    await goAway();
     await until('the shell done on the host', () => hostHas('away-42'));
     // Typing meanwhile goes nowhere, and the page says so (once).
     await p.keyboard.type('lost');
     await p.locator('.toasts .toast', { hasText: 'Not sent: the link to the Wraith host is down' }).waitFor();
     expect(await p.locator('.toasts .toast', { hasText: 'Not sent' }).count()).toBe(1);
-    cutter.restore();
-    await p.getByText('Host: connected').waitFor({ timeout: 15_000 });
+    await comeBack();
     await waitForTail(p, sessionId, 'away-42');
     const lines = (await p.evaluate(([sid]) => window.wraithInspect?.terminals.tail(sid, 60) ?? '', [sessionId] as const)).split('\n').map((l) => l.trimEnd());
     expect(lines.filter((l) => l === 'away-42')).toHaveLength(1);
@@ -188,13 +191,11 @@ describe('through a forward whose WebSocket is cut while files move', () => {
     // bytes never reach it. Shown after the reconnect, they are credited, and the rest flows at
     // once (the host's own stall timer would free it only after 30 s).
     await p.keyboard.type("sleep 1; head -c 6000000 /dev/zero | tr '\\0' x | fold -w 100; echo; echo flood-$((1+1))\n");
-    cutter.cut();
-    await p.getByText('Host: disconnected — reconnecting…').waitFor();
+    await goAway();
     await until('the flood under way on the host', () => hostHas('x'.repeat(100)));
     await p.waitForTimeout(1000);
     expect(await hostHas('flood-2')).toBe(false); // paused by flow control, not finished
-    cutter.restore();
-    await p.getByText('Host: connected').waitFor({ timeout: 15_000 });
+    await comeBack();
     await waitForTail(p, sessionId, 'flood-2');
   });
 
@@ -202,25 +203,29 @@ describe('through a forward whose WebSocket is cut while files move', () => {
     await p.keyboard.press('Control+Shift+K');
     const xo = p.getByRole('region', { name: 'XO copilot' });
     await xo.waitFor();
-    let answer: () => void = () => {};
-    const cutDone = new Promise<void>((r) => (answer = r));
-    fake.enqueue(
-      async () => {
-        await cutDone;
-        return { content: [{ type: 'text', text: 'Aye.' }, { type: 'tool_use', id: 'toolu_away', name: 'terminal_write', input: { sessionId, text: 'echo xo-$((5*5))\n' } }] };
-      },
+    /** Sends `message`; the XO's answer (`turn`, then `more`) comes only once the page is cut off. */
+    const sendAnsweredWhileAway = async (message: string, turn: ScriptedTurn, ...more: ScriptedTurn[]) => {
+      let answer: () => void = () => {};
+      const away = new Promise<void>((r) => (answer = r));
+      fake.enqueue(async () => {
+        await away;
+        return turn;
+      }, ...more);
+      const before = fake.requests.length;
+      await xo.getByLabel('Message to the XO').fill(message);
+      await xo.getByLabel('Message to the XO').press('Enter');
+      await fake.waitForRequests(before + 1);
+      await goAway();
+      answer();
+    };
+
+    await sendAnsweredWhileAway(
+      'Mark my terminal',
+      { content: [{ type: 'text', text: 'Aye.' }, { type: 'tool_use', id: 'toolu_away', name: 'terminal_write', input: { sessionId, text: 'echo xo-$((5*5))\n' } }] },
       { content: [{ type: 'text', text: 'Marked while you were away.' }] },
     );
-    const requests = fake.requests.length;
-    await xo.getByLabel('Message to the XO').fill('Mark my terminal');
-    await xo.getByLabel('Message to the XO').press('Enter');
-    await fake.waitForRequests(requests + 1);
-    cutter.cut();
-    await p.getByText('Host: disconnected — reconnecting…').waitFor();
-    answer();
     await until('the act waiting on the host', async () => (await client.call('ai.runs'))[0]?.approvals.length === 1);
-    cutter.restore();
-    await p.getByText('Host: connected').waitFor({ timeout: 15_000 });
+    await comeBack();
     const card = xo.locator('.tool-card[data-tool="terminal_write"]');
     await card.locator('[data-testid="approval-exact"]').waitFor({ timeout: 15_000 });
     expect(await card.getAttribute('data-status')).toBe('pending');
@@ -230,33 +235,18 @@ describe('through a forward whose WebSocket is cut while files move', () => {
     await xo.getByText('Marked while you were away.').waitFor({ timeout: 10_000 });
 
     // A whole run that ends while the page is away: shown ended, with its answer, once back.
-    let release: () => void = () => {};
-    const away = new Promise<void>((r) => (release = r));
-    fake.enqueue(async () => {
-      await away;
-      return { content: [{ type: 'text', text: 'All quiet on web01.' }] };
-    });
-    const before = fake.requests.length;
-    await xo.getByLabel('Message to the XO').fill('Anything new?');
-    await xo.getByLabel('Message to the XO').press('Enter');
-    await fake.waitForRequests(before + 1);
-    cutter.cut();
-    await p.getByText('Host: disconnected — reconnecting…').waitFor();
-    release();
+    await sendAnsweredWhileAway('Anything new?', { content: [{ type: 'text', text: 'All quiet on web01.' }] });
     await until('the run over on the host', async () => (await client.call('ai.runs')).length === 0);
-    cutter.restore();
-    await p.getByText('Host: connected').waitFor({ timeout: 15_000 });
+    await comeBack();
     await xo.getByText('All quiet on web01.').waitFor({ timeout: 15_000 });
     await expect.poll(() => xo.getByText('XO is working…').count(), { timeout: 10_000 }).toBe(0);
   });
 
   it('shows an SSH session that dropped while the WebSocket was away as disconnected, and reconnects it', async () => {
-    cutter.cut();
-    await p.getByText('Host: disconnected — reconnecting…').waitFor();
+    await goAway();
     sshd.dropConnections();
     await until('the session disconnected on the host', async () => (await client.call('sessions.list')).find((s) => s.id === sessionId)?.state === 'disconnected');
-    cutter.restore();
-    await p.getByText('Host: connected').waitFor({ timeout: 15_000 });
+    await comeBack();
     const card = p.getByRole('alert').filter({ hasText: 'Disconnected —' });
     await card.waitFor({ timeout: 15_000 });
     expect(await p.locator('.tab.active').getAttribute('class')).toContain('disconnected');
@@ -280,8 +270,7 @@ describe('through a forward whose WebSocket is cut while files move', () => {
     await panel().locator('input[name=sftp-upload]').setInputFiles(local);
     const row = transferRow('resumed.bin');
     await until('part of it on the host', async () => ((await hostTransfer(remotePath))?.bytes ?? 0) > 8 * 1024 * 1024);
-    cutter.cutAll();
-    await p.getByText('Host: disconnected — reconnecting…').waitFor();
+    await goAway(true);
     expect((await hostTransfer(remotePath))?.bytes ?? 0).toBeLessThan(data.length);
     cutter.restore();
     await expect.poll(() => row.getAttribute('data-state'), { timeout: 60_000 }).toBe('done');
