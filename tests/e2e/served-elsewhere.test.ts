@@ -96,8 +96,10 @@ describe('through a forward whose WebSocket is cut while files move', () => {
     else cutter.cut();
     await p.getByText('Host: disconnected — reconnecting…').waitFor();
   };
+  /** Lets the page's connections through again and waits until it has reconnected. */
   const comeBack = async () => {
-    await comeBack();
+    cutter.restore();
+    await p.getByText('Host: connected').waitFor({ timeout: 15_000 });
   };
 
   beforeAll(async () => {
@@ -145,7 +147,7 @@ describe('through a forward whose WebSocket is cut while files move', () => {
     await comeBack();
     await expect.poll(() => row.getAttribute('data-state'), { timeout: 20_000 }).toBe('done');
     expect(statSync(remotePath).size).toBe(256 * 1024 * 1024);
-    expect(readdirSync(home).filter((n) => n.includes('wraith-part'))).toEqual([]);
+    expect(readdirSync(home).filter((n) => n.includes('across-cut.bin.wraith-part'))).toEqual([]);
   }, 90_000);
 
   it("shows a download done that ended while the WebSocket was away", async () => {
@@ -277,6 +279,6 @@ describe('through a forward whose WebSocket is cut while files move', () => {
     p.off('request', onRequest);
     expect(puts).toHaveLength(2);
     expect(sha(readFileSync(remotePath))).toBe(sha(data));
-    expect(readdirSync(home).filter((n) => n.includes('wraith-part'))).toEqual([]);
+    expect(readdirSync(home).filter((n) => n.includes('resumed.bin.wraith-part'))).toEqual([]);
   }, 90_000);
 });
