@@ -20,9 +20,11 @@ type Registration = (client: ContractClient) => Disposer;
 const MIN_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 5_000;
 
-/** How often a link asks whether the host still answers, and how long the answer may take. */
+/** When a link asks whether the host is still there, and how long it waits for any sign of it. */
 export interface Heartbeat {
+  /** Silence after which the link asks (health.ping). */
   everyMs: number;
+  /** Silence after asking, beyond which the link is ended. */
   timeoutMs: number;
 }
 
@@ -159,30 +161,40 @@ export class HostLink {
     });
     for (const reg of this.registrations.keys()) this.registrations.set(reg, reg(client));
     client.subscribe(['']);
-    if (this.heartbeat) this.listen(client, this.heartbeat);
+    if (this.heartbeat) this.listen(client, wire, this.heartbeat);
     const reconnected = this.everOpened;
     this.everOpened = true;
     this.setStatus({ state: 'open', attempts: 0, reason: null });
     for (const l of this.openListeners) l(reconnected);
   }
 
-  /** Pings the host every `everyMs`; no answer within `timeoutMs` ends the link, which then reconnects. */
-  private listen(client: ContractClient, hb: Heartbeat): void {
+  /**
+   * Anything that arrives shows the host is there. After `everyMs` with nothing, the link asks
+   * (health.ping); when nothing at all has come `timeoutMs` after it asked, the link is ended and
+   * reconnects. Output still arriving counts as an answer: on a slow link a ping's reply can wait
+   * behind megabytes of it, and that link is alive.
+   */
+  private listen(client: ContractClient, wire: Wire, hb: Heartbeat): void {
+    let heardAt = performance.now();
+    let askedAt: number | null = null;
+    wire.onMessage(() => (heardAt = performance.now()));
     const tick = () => {
       this.heartbeatTimer = null;
-      if (this.client !== client) return;
-      const deadline = setTimeout(() => {
-        if (this.client === client) client.close();
-      }, hb.timeoutMs);
-      client
-        .call('health.ping')
-        .catch(() => undefined)
-        .finally(() => {
-          clearTimeout(deadline);
-          if (this.client === client && !this.disposed) this.heartbeatTimer = setTimeout(tick, hb.everyMs);
-        });
+      if (this.client !== client || this.disposed) return;
+      const now = performance.now();
+      if (askedAt !== null && heardAt < askedAt) {
+        if (now - askedAt >= hb.timeoutMs) {
+          client.close();
+          return;
+        }
+      } else askedAt = null;
+      if (askedAt === null && now - heardAt >= hb.everyMs) {
+        askedAt = now;
+        client.call('health.ping').catch(() => undefined);
+      }
+      this.heartbeatTimer = setTimeout(tick, Math.min(hb.everyMs, hb.timeoutMs) / 2);
     };
-    this.heartbeatTimer = setTimeout(tick, hb.everyMs);
+    this.heartbeatTimer = setTimeout(tick, Math.min(hb.everyMs, hb.timeoutMs) / 2);
   }
 
   private retry(reason: string): void {

@@ -9,6 +9,7 @@ import { WebSocket } from 'ws';
 import type { Wire } from '../../src-main/common/client.js';
 import type { ClientMessage, ServerMessage } from '../../src-main/common/protocol.js';
 import { decodeFrame, encodeFrame } from '../../src-main/server/codec.js';
+import { connectWebSocket } from '../../src-main/server/ws-client.js';
 import { HostLink, type LinkStatus } from '../../src-renderer/transport/host-link.js';
 import { until } from '../fixtures/poll.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
@@ -77,6 +78,38 @@ test('a host gone silent is noticed, and the link comes back once it answers aga
     expect(states).toContain('reconnecting');
   } finally {
     link.dispose();
+  }
+});
+
+test('output still arriving counts as an answer, however late the ping reply', async () => {
+  // A slow link under a flood: the ping's reply waits behind output. Here the ping never even
+  // reaches the host, while a shell's output keeps coming: the link must stay.
+  const cli = await connectWebSocket(host.url, host.token);
+  const { sessionId } = await cli.call('pty.spawn', { shell: '/bin/sh' });
+  const link = new HostLink('websocket', openWire, { everyMs: 150, timeoutMs: 300 });
+  let opens = 0;
+  link.onOpen(() => opens++);
+  try {
+    await until('the link open', () => link.current.state === 'open');
+    await cli.call('terminal.write', { sessionId, data: 'while :; do echo tick; sleep 0.05; done\n' });
+    let ticks = 0;
+    link.on('terminal.data', (p) => p.sessionId === sessionId && ticks++);
+    await until('output flowing', () => ticks > 3);
+    cutter.freezeUpstream();
+    const before = ticks;
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(ticks).toBeGreaterThan(before + 5);
+    expect(link.current.state).toBe('open');
+    expect(opens).toBe(1);
+    // Once nothing comes either, it goes.
+    cutter.freeze();
+    await until('the silence noticed', () => link.current.state === 'reconnecting', 10_000);
+    cutter.restore();
+    await until('the link back', () => link.current.state === 'open', 15_000);
+  } finally {
+    link.dispose();
+    await cli.call('sessions.close', { sessionId }).catch(() => undefined);
+    cli.close();
   }
 });
 
