@@ -28,12 +28,7 @@ export function originAllowed(origin: string | undefined, hostHeader: string | u
 
 /** An `--origin` value as browsers write it in Origin (scheme://host[:port], no path), or EBADARGS. */
 export function parseOrigin(value: string): string {
-  let url: URL | null = null;
-  try {
-    url = new URL(value);
-  } catch {
-    url = null;
-  }
+  const url = URL.canParse(value) ? new URL(value) : null;
   const bare = url && (url.pathname === '/' || url.pathname === '') && !url.search && !url.hash && !url.username && !url.password;
   if (!url || !bare || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
     throw new WraithError('EBADARGS', `--origin: "${value}" is not an origin. Give the address the browser shows for Wraith, like https://wraith.example.com or http://jumphost:8080.`);

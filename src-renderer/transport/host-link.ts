@@ -177,6 +177,7 @@ export class HostLink {
   private listen(client: ContractClient, wire: Wire, hb: Heartbeat): void {
     let heardAt = performance.now();
     let askedAt: number | null = null;
+    const step = Math.min(hb.everyMs, hb.timeoutMs) / 2;
     wire.onMessage(() => (heardAt = performance.now()));
     const tick = () => {
       this.heartbeatTimer = null;
@@ -192,9 +193,9 @@ export class HostLink {
         askedAt = now;
         client.call('health.ping').catch(() => undefined);
       }
-      this.heartbeatTimer = setTimeout(tick, Math.min(hb.everyMs, hb.timeoutMs) / 2);
+      this.heartbeatTimer = setTimeout(tick, step);
     };
-    this.heartbeatTimer = setTimeout(tick, Math.min(hb.everyMs, hb.timeoutMs) / 2);
+    this.heartbeatTimer = setTimeout(tick, step);
   }
 
   private retry(reason: string): void {

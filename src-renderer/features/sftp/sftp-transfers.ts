@@ -46,6 +46,11 @@ export interface BatchItem {
 
 let batchCount = 0;
 
+/** How every upload path says its file was stopped. */
+function uploadCancelled(file: File): WraithError {
+  return new WraithError('ECANCELLED', `The upload of ${file.name} was cancelled.`);
+}
+
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -183,7 +188,7 @@ export function useSftpTransfers(sessionId: () => string | null) {
       let next = read(0);
       next.catch(() => undefined);
       for (let offset = 0; offset < file.size; offset += chunk) {
-        if (signal.aborted) throw new WraithError('ECANCELLED', `The upload of ${file.name} was cancelled.`);
+        if (signal.aborted) throw uploadCancelled(file);
         const data = new Uint8Array(await next);
         if (offset + chunk < file.size) {
           next = read(offset + chunk);
@@ -200,7 +205,7 @@ export function useSftpTransfers(sessionId: () => string | null) {
         if (pending.length >= IN_FLIGHT) await pending.shift();
       }
       await Promise.all(pending);
-      if (signal.aborted) throw new WraithError('ECANCELLED', `The upload of ${file.name} was cancelled.`);
+      if (signal.aborted) throw uploadCancelled(file);
       await host.call('sftp.uploadEnd', { transferId: id });
     } catch (err) {
       // Resolves once the host has removed the temp file, and is harmless when the transfer ended.
@@ -254,7 +259,7 @@ export function useSftpTransfers(sessionId: () => string | null) {
       const seen = early.get(transferId);
       if (seen) follow(seen);
       const last = await end;
-      if (last.state === 'cancelled') throw new WraithError('ECANCELLED', `The upload of ${file.name} was cancelled.`);
+      if (last.state === 'cancelled') throw uploadCancelled(file);
       if (last.state === 'failed') throw fromSerializedError(last.error ?? { code: 'EIO', message: `The upload of ${file.name} failed.` });
     } finally {
       off();
@@ -291,7 +296,6 @@ export function useSftpTransfers(sessionId: () => string | null) {
    * goes on from where the host's copy stands, over a new link, up to PUT_ATTEMPTS times.
    */
   async function putFile(file: File, transferId: string, signal: AbortSignal, landed: (bytes: number) => void): Promise<void> {
-    const cancelled = () => new WraithError('ECANCELLED', `The upload of ${file.name} was cancelled.`);
     // How far the file is on the server: the host's progress of its transfer (a batch's row counts it).
     const off = store.onProgress((p) => {
       if (p.transferId === transferId) landed(p.bytes);
@@ -306,12 +310,12 @@ export function useSftpTransfers(sessionId: () => string | null) {
           const body = offset > 0 ? file.slice(offset) : file;
           r = await fetch(url, { method: 'PUT', body, signal, headers: { 'content-type': 'application/octet-stream' }, credentials: 'same-origin' });
         } catch (err) {
-          if (signal.aborted) throw cancelled();
+          if (signal.aborted) throw uploadCancelled(file);
           if (attempt >= PUT_ATTEMPTS) {
             throw new WraithError('EIO', `The upload of ${file.name} was cut off ${attempt} times; last: ${err instanceof Error ? err.message : String(err)}`);
           }
           await new Promise((resolve) => setTimeout(resolve, 1000 * attempt));
-          if (signal.aborted) throw cancelled();
+          if (signal.aborted) throw uploadCancelled(file);
           continue;
         }
         if (r.ok) return;
