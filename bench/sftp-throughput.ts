@@ -2,7 +2,7 @@
  * SFTP throughput: Wraith (the App's own SSH connect path and SftpService) vs OpenSSH's own
  * clients, against the same local sshd.
  *
- *   node --import tsx bench/sftp-throughput.ts [--mb 500] [--rounds 3] [--tune] [--wraith-only]
+ *   node --import tsx bench/sftp-throughput.ts [--mb 500] [--rounds 3] [--tune] [--wraith-only] [--replace]
  *
  * A random file (default 500 MB) is created under /tmp and deleted at the end. Each round runs
  * Wraith upload + download, OpenSSH `sftp` put + get, `scp` (SFTP protocol, the OpenSSH 9
@@ -20,6 +20,13 @@
  * - Same files and caches. Every run reads a source that is in the page cache and writes to
  *   /tmp or the key user's home; `sync` runs before every timed run so one run's writeback does
  *   not land in the next one. No hashing inside timed parts (copies are checked once, after).
+ * - Same kind of target. By default every run writes a new file: its destination is removed
+ *   before the run, outside the timing (downloads always did; uploads from round 2 used to land
+ *   on the previous round's copy). `--replace` keeps the previous copy, which times a different
+ *   operation per tool: Wraith writes a temp file and renames it over the old one, `sftp put`
+ *   truncates the old file (ext4 then flushes it on close, as it does a file renamed over
+ *   another), and `scp` writes into the old file's blocks in place and truncates at the end
+ *   (fast, but the name holds a mix of old and new bytes until it finishes).
  * - Order alternates each round (Wraith first, then OpenSSH first), and each figure is shown as
  *   best and median of the rounds, beside CPU seconds per GB on the client side (Wraith: the
  *   whole node process; OpenSSH: sftp/scp plus the master ssh) and on the server side (the sshd
@@ -54,6 +61,8 @@ const ROUNDS = numberArg('rounds', 3);
 const TUNE = flagArg('tune');
 /** Only Wraith's rows (for profiling it); the comparison needs both. */
 const WRAITH_ONLY = flagArg('wraith-only');
+/** Uploads land on the previous round's copy instead of a new file (see the header). */
+const REPLACE = flagArg('replace');
 const SIZE = SIZE_MB * 1_000_000;
 const SRC = `/tmp/wraith-bench-${randomBytes(4).toString('hex')}.bin`;
 const DOWN = `${SRC}.down`;
@@ -190,7 +199,8 @@ async function main(): Promise<void> {
     const record = (name: string, s: Sample) => samples.set(name, [...(samples.get(name) ?? []), s]);
 
     /** Times one run and what it costs in CPU on each side. */
-    const measure = async (name: string, clientCpu: () => number, run: () => Promise<void> | void) => {
+    const measure = async (name: string, clientCpu: () => number, run: () => Promise<void> | void, target?: string) => {
+      if (target && !REPLACE) rmSync(target, { force: true });
       execFileSync('sync');
       await sleep(50);
       const [c0, s0, b0, o0] = [clientCpu(), treeCpuMs(sshdPid), benchCpu(), machineBusyMs()];
@@ -237,24 +247,24 @@ async function main(): Promise<void> {
     cleanup.push(...['wraith-up.bin', 'sftp-up.bin', 'scp-up.bin', 'scpO-up.bin', 'sftp-own-up.bin'].map(remote));
 
     const wraithRound = async () => {
-      await measure('Wraith upload', nodeCpu, () => runWraith(null, 'up'));
+      await measure('Wraith upload', nodeCpu, () => runWraith(null, 'up'), remote('wraith-up.bin'));
       await measure('Wraith download', nodeCpu, () => runWraith(null, 'down'));
       rmSync(DOWN, { force: true });
     };
     const opensshRound = async () => {
       if (WRAITH_ONLY) return;
       const cpu = opensshCpu(same.pid);
-      await measure('OpenSSH sftp put', cpu, sftpBatch(same, `put ${SRC} sftp-up.bin\n`));
+      await measure('OpenSSH sftp put', cpu, sftpBatch(same, `put ${SRC} sftp-up.bin\n`), remote('sftp-up.bin'));
       await measure('OpenSSH sftp get', cpu, sftpBatch(same, `get sftp-up.bin ${DOWN}\n`));
       rmSync(DOWN, { force: true });
-      await measure('scp upload (SFTP protocol)', cpu, scp(same, false, SRC, at('scp-up.bin')));
+      await measure('scp upload (SFTP protocol)', cpu, scp(same, false, SRC, at('scp-up.bin')), remote('scp-up.bin'));
       await measure('scp download (SFTP protocol)', cpu, scp(same, false, at('scp-up.bin'), DOWN));
       rmSync(DOWN, { force: true });
-      await measure('scp -O upload (legacy SCP)', cpu, scp(same, true, SRC, at('scpO-up.bin')));
+      await measure('scp -O upload (legacy SCP)', cpu, scp(same, true, SRC, at('scpO-up.bin')), remote('scpO-up.bin'));
       await measure('scp -O download (legacy SCP)', cpu, scp(same, true, at('scpO-up.bin'), DOWN));
       rmSync(DOWN, { force: true });
       const ownCpu = opensshCpu(own.pid);
-      await measure('sftp put, own default cipher', ownCpu, sftpBatch(own, `put ${SRC} sftp-own-up.bin\n`));
+      await measure('sftp put, own default cipher', ownCpu, sftpBatch(own, `put ${SRC} sftp-own-up.bin\n`), remote('sftp-own-up.bin'));
       await measure('sftp get, own default cipher', ownCpu, sftpBatch(own, `get sftp-own-up.bin ${DOWN}\n`));
       rmSync(DOWN, { force: true });
     };
@@ -285,6 +295,7 @@ async function main(): Promise<void> {
     };
     console.log(`\nSFTP throughput, ${SIZE_MB} MB random file, 127.0.0.1, ${spawnSync('ssh', ['-V'], { encoding: 'utf8' }).stderr.trim()}, node ${process.version}`);
     console.log(`ciphers (sshd log): Wraith ${wraithCipher}; OpenSSH rows ${same.cipher}; "own default cipher" rows ${own.cipher}`);
+    console.log(REPLACE ? 'uploads replace the previous round\'s copy (--replace)' : 'every upload and download writes a new file (the previous copy is removed before the run, untimed)');
     console.log(`${ROUNDS} round(s), order alternating; MB = 10^6 bytes; CPU = CPU seconds per GB moved (client side / sshd side);`);
     console.log(`others = cores (of ${cpus().length}) that processes outside this bench used meanwhile, median;`);
     console.log(`quiet = median MB/s of the runs during which others used under ${QUIET_CORES} core (how many such runs)`);
