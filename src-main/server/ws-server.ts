@@ -214,8 +214,10 @@ function serveUpload(app: App, pathname: string, req: IncomingMessage, res: Serv
   const { transferId } = link;
   let parts: Buffer[] = [];
   let gathered = 0;
-  // The body starts where the upload stands: 0, or where a body cut off before it left off.
-  let offset = link.offset;
+  // The body starts where the upload stood at its link: 0, or where a body cut off before it left
+  // off. Its first `skip` bytes the host took from that older body meanwhile.
+  let skip = link.skip;
+  let offset = link.offset + skip;
   const writing = new Set<Promise<unknown>>();
   const fail = (err: unknown) => {
     if (failed) return;
@@ -246,8 +248,11 @@ function serveUpload(app: App, pathname: string, req: IncomingMessage, res: Serv
     );
     if (writing.size >= UPLOAD_CHUNKS_IN_FLIGHT) req.pause();
   };
-  req.on('data', (piece: Buffer) => {
+  req.on('data', (whole: Buffer) => {
     if (failed) return;
+    const piece = skip > 0 ? whole.subarray(Math.min(skip, whole.length)) : whole;
+    skip -= whole.length - piece.length;
+    if (piece.length === 0) return;
     parts.push(piece);
     gathered += piece.length;
     if (gathered >= UPLOAD_GATHER_BYTES) send();

@@ -3,7 +3,8 @@
  * whole file goes as one PUT body (a real wraith serve process and a real sshd, sent over HTTP
  * as a browser sends a File, with the token cookie). Same bytes; once only; cookie, method and
  * origin checked; a body of the wrong length or a cancel leaves nothing on the server; a body cut
- * off resumes over a new link from what the host has, and a new link ends a body still coming.
+ * off resumes over a new link from what the host has, and a new link ends a body still coming
+ * (what that body delivered after the link was given is not written twice).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -169,6 +170,26 @@ describe('sftp.uploadLink', () => {
     const res = await fetch(host.url + next.url, { method: 'PUT', body: data.subarray(next.offset), headers: headers() });
     expect(res.status).toBe(200);
     // The host hung up on the old body when the new link was claimed.
+    await expect(stale.answer).rejects.toThrow();
+    await client.call('sftp.uploadEnd', { transferId });
+    expect(sha(readFileSync(remotePath))).toBe(sha(data));
+    expect(leftovers()).toEqual([]);
+  });
+
+  test('bytes an old body still delivered after the new link was given are not sent twice', async () => {
+    const data = randomBytes(16 * MB + 9);
+    const remotePath = `${dir}/overtaken.bin`;
+    const { transferId } = await client.call('sftp.uploadBegin', { sessionId, remotePath, size: data.length });
+    const first = await client.call('sftp.uploadLink', { transferId });
+    const stale = slowPut(first.url, data, 0, { flowing: () => true });
+    await expect.poll(async () => (await transfer(transferId))?.bytes ?? 0, { timeout: 20_000 }).toBeGreaterThan(2 * MB);
+    // The page asks for a new link; the old body, alive on the host's side, goes on delivering.
+    const next = await client.call('sftp.uploadLink', { transferId });
+    await expect.poll(async () => (await transfer(transferId))?.bytes ?? 0, { timeout: 20_000 }).toBeGreaterThan(next.offset + MB);
+    // The page sends from the offset its link gave: the host already has the head of this body.
+    const res = await fetch(host.url + next.url, { method: 'PUT', body: data.subarray(next.offset), headers: headers() });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ bytes: data.length });
     await expect(stale.answer).rejects.toThrow();
     await client.call('sftp.uploadEnd', { transferId });
     expect(sha(readFileSync(remotePath))).toBe(sha(data));

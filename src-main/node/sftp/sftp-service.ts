@@ -712,19 +712,23 @@ export class SftpService {
   }
 
   /**
-   * The HTTP side of an upload link: valid once. The transfer and where the body starts, or null
-   * when the ticket is unknown, used or its upload over. `stop` ends this body should a newer
-   * link take over (the page resumes after a cut it saw, while this side still waits for bytes).
+   * The HTTP side of an upload link: valid once. The transfer, where the body starts (`offset`,
+   * what the link promised the page) and how many of its first bytes the host has already
+   * (`skip`), or null when the ticket is unknown, used or its upload over. `stop` ends this body
+   * should a newer link take over (the page resumes after a cut it saw, while this side still
+   * waits for bytes). An older body still delivering between the link and this claim got further
+   * than the link said: those bytes come again at the head of this body and are dropped.
    */
-  claimUpload(ticket: string, stop: () => void): { transferId: string; offset: number } | null {
+  claimUpload(ticket: string, stop: () => void): { transferId: string; offset: number; skip: number } | null {
     const link = this.uploadTickets.get(ticket);
     if (link === undefined) return null;
     this.uploadTickets.delete(ticket);
     const s = this.streams.get(link.transferId);
     if (!s?.transfer.running) return null;
+    // Stopped first: from here on, s.received moves only by this body.
     s.stopBody?.();
     s.stopBody = stop;
-    return link;
+    return { transferId: link.transferId, offset: link.offset, skip: s.received - link.offset };
   }
 
   /**
