@@ -239,6 +239,14 @@ describe('XO loop', () => {
     expect(e3).toMatchObject({ code: 'EUNAVAILABLE', retryable: true });
     expect(e3.message).toContain('Rate limited');
     expect(fake.requests).toHaveLength(4); // 1 + 3 retries
+
+    // A refused request says the API's own words, not its JSON.
+    fake.reset();
+    fake.setFallback(() => ({ error: { status: 400, type: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' } }));
+    const r4 = await client.call('ai.send', { message: 'read it all' });
+    const e4 = await log.wait('ai.error', (e) => e.runId === r4.runId);
+    expect(e4).toMatchObject({ code: 'EBADARGS', retryable: false });
+    expect(e4.message).toBe('The Anthropic API rejected the request (invalid_request_error): prompt is too long: 210000 tokens > 200000 maximum');
   });
 
   it('without an API key ai.send fails with EUNAVAILABLE and says how to add one; the rest of the app works', async () => {

@@ -93,8 +93,11 @@ export function describeApiError(err: unknown): { code: 'EAUTH' | 'EUNAVAILABLE'
       ? { code: 'EUNAVAILABLE', message: 'Claude is overloaded right now (529) and retries did not help. Try again in a minute.', retryable: true }
       : { code: 'EUNAVAILABLE', message: `The Anthropic API failed (${err.status}) even after retrying. Try again shortly.`, retryable: true };
   }
-  if (err instanceof Anthropic.BadRequestError) return { code: 'EBADARGS', message: `The Anthropic API rejected the request: ${err.message}`, retryable: false };
-  if (err instanceof Anthropic.APIError) return { code: 'EIO', message: `Anthropic API error${err.status ? ` (${err.status})` : ''}: ${err.message}`, retryable: false };
+  // The API's own words (its JSON body's error.message): err.message is that body as JSON.
+  if (err instanceof Anthropic.BadRequestError) {
+    return { code: 'EBADARGS', message: `The Anthropic API rejected the request${err.type ? ` (${err.type})` : ''}: ${err.apiMessage ?? err.message}`, retryable: false };
+  }
+  if (err instanceof Anthropic.APIError) return { code: 'EIO', message: `Anthropic API error${err.status ? ` (${err.status})` : ''}: ${err.apiMessage ?? err.message}`, retryable: false };
   const s = toSerializedError(err);
   return { code: s.code === 'EAUTH' || s.code === 'EUNAVAILABLE' || s.code === 'EBADARGS' ? s.code : 'EIO', message: s.message, retryable: false };
 }
