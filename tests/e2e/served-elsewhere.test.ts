@@ -242,6 +242,21 @@ describe('through a forward whose WebSocket is cut while files move', () => {
     await comeBack();
     await xo.getByText('All quiet on web01.').waitFor({ timeout: 15_000 });
     await expect.poll(() => xo.getByText('XO is working…').count(), { timeout: 10_000 }).toBe(0);
+
+    // What only the panel knows (an error the run ended with) is still there, in its place, once back.
+    const refusal = 'prompt is too long: 210000 tokens > 200000 maximum';
+    fake.enqueue({ error: { status: 400, type: 'invalid_request_error', message: refusal } });
+    await xo.getByLabel('Message to the XO').fill('Read the whole log');
+    await xo.getByLabel('Message to the XO').press('Enter');
+    await xo.getByText(refusal).waitFor({ timeout: 15_000 });
+    const shown = () => xo.locator('.messages > .msg, .messages > .tool-card').allInnerTexts();
+    const before = await shown();
+    // Marks what is on screen now: the panel draws the conversation anew once it has reloaded it.
+    await xo.locator('.messages > .msg').first().evaluate((el) => el.setAttribute('data-before-cut', ''));
+    await goAway();
+    await comeBack();
+    await until('the conversation reloaded', async () => (await xo.locator('[data-before-cut]').count()) === 0);
+    expect(await shown()).toEqual(before);
   });
 
   it('shows an SSH session that dropped while the WebSocket was away as disconnected, and reconnects it', async () => {

@@ -40,6 +40,26 @@ const ZERO: TokenUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, 
 let seq = 0;
 const nid = () => `i${++seq}`;
 
+/**
+ * `stored` (the conversation as the host keeps it) with the notices `shown` has put back: the host
+ * keeps no record of them ("Stopped.", errors), so each goes after as many stored items as it
+ * followed on screen.
+ */
+function withNotices(shown: Item[], stored: Item[]): Item[] {
+  const out: Item[] = [];
+  let placed = 0;
+  let passed = 0;
+  for (const it of shown) {
+    if (it.kind !== 'notice') {
+      passed += 1;
+      continue;
+    }
+    while (placed < Math.min(passed, stored.length)) out.push(stored[placed++]!);
+    out.push(it);
+  }
+  return out.concat(stored.slice(placed));
+}
+
 export function totalOf(u: TokenUsage): number {
   return u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheCreationTokens;
 }
@@ -201,7 +221,7 @@ export const useCopilotStore = defineStore('copilot', () => {
       const last = items.value.at(-1);
       if (last?.kind === 'assistant' && last.runId === run.runId && !next.some((i) => i.kind === 'assistant' && i.text === last.text)) next.push(last);
     }
-    items.value = next;
+    items.value = withNotices(items.value, next);
     conversationUsage.value = conv.usage;
     const ended = runId.value !== null && run === null;
     runId.value = run?.runId ?? null;
