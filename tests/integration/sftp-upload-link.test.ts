@@ -110,13 +110,17 @@ describe('sftp.uploadLink', () => {
     expect(leftovers()).toEqual([]);
   });
 
-  /** A PUT whose body is `data` from `from`, 1 MiB every 10 ms while `flowing()`; its fetch and how much it sent. */
-  function slowPut(url: string, data: Buffer, from: number, opts: { flowing: () => boolean; signal?: AbortSignal }) {
+  /**
+   * A PUT whose body is `data` from `from`, 1 MiB every 10 ms while `flowing(bytes sent so far)`;
+   * its fetch and how much it sent. A body held below its length stays open: on a loaded machine
+   * a client can send all of a fast body before the host has written a few MiB of it.
+   */
+  function slowPut(url: string, data: Buffer, from: number, opts: { flowing: (sent: number) => boolean; signal?: AbortSignal }) {
     let at = from;
     let gone = false;
     const body = new ReadableStream<Uint8Array>({
       async pull(c) {
-        while (!opts.flowing() && !gone) await new Promise((r) => setTimeout(r, 10));
+        while (!opts.flowing(at - from) && !gone) await new Promise((r) => setTimeout(r, 10));
         await new Promise((r) => setTimeout(r, 10));
         if (gone) return;
         if (at >= data.length) return c.close();
@@ -161,7 +165,7 @@ describe('sftp.uploadLink', () => {
     const { transferId } = await client.call('sftp.uploadBegin', { sessionId, remotePath, size: data.length });
     const first = await client.call('sftp.uploadLink', { transferId });
     let flowing = true;
-    const stale = slowPut(first.url, data, 0, { flowing: () => flowing });
+    const stale = slowPut(first.url, data, 0, { flowing: (sent) => flowing && sent < 8 * MB });
     await expect.poll(async () => (await transfer(transferId))?.bytes ?? 0, { timeout: 20_000 }).toBeGreaterThan(3 * MB);
     // The old body stops coming but stays open, as over a connection that died on the page's side only.
     flowing = false;
@@ -181,10 +185,13 @@ describe('sftp.uploadLink', () => {
     const remotePath = `${dir}/overtaken.bin`;
     const { transferId } = await client.call('sftp.uploadBegin', { sessionId, remotePath, size: data.length });
     const first = await client.call('sftp.uploadLink', { transferId });
-    const stale = slowPut(first.url, data, 0, { flowing: () => true });
-    await expect.poll(async () => (await transfer(transferId))?.bytes ?? 0, { timeout: 20_000 }).toBeGreaterThan(2 * MB);
+    // The old body sends up to `cap` and then holds, open: it never ends on its own.
+    let cap = 4 * MB;
+    const stale = slowPut(first.url, data, 0, { flowing: (sent) => sent < cap });
+    await expect.poll(async () => (await transfer(transferId))?.bytes ?? 0, { timeout: 20_000 }).toBeGreaterThanOrEqual(3 * MB);
     // The page asks for a new link; the old body, alive on the host's side, goes on delivering.
     const next = await client.call('sftp.uploadLink', { transferId });
+    cap = next.offset + 3 * MB;
     await expect.poll(async () => (await transfer(transferId))?.bytes ?? 0, { timeout: 20_000 }).toBeGreaterThan(next.offset + MB);
     // The page sends from the offset its link gave: the host already has the head of this body.
     const res = await fetch(host.url + next.url, { method: 'PUT', body: data.subarray(next.offset), headers: headers() });
