@@ -100,3 +100,8 @@ export function fromLocalError(err: unknown, action: string, path: string): Wrai
 export function cancelledError(what: string): WraithError {
   return new WraithError('ECANCELLED', `${what} was cancelled.`);
 }
+
+/** An upload of a file onto a folder's name: nothing to ask, it cannot be replaced by a file. */
+export function fileOverFolder(what: string, path: string): WraithError {
+  return sftpError('EBADARGS', `Cannot upload ${what} to ${path}: a folder of that name is there, and a file cannot replace it. Rename one of them first.`, 'not_a_file', { path });
+}

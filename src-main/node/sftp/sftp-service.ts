@@ -12,7 +12,7 @@ import {
 import { WraithError } from '../../common/errors.js';
 import { type ByteSink, RequestSlots, refuseEndless, serverChunkLimit, sinkFinished, streamRemoteFile } from './file-copy.js';
 import { RemoteFs, channelOpen, entryType, isTempBasename, parseMode, tempNameFor, toEntry } from './remote-fs.js';
-import { cancelledError, sftpError } from './sftp-errors.js';
+import { cancelledError, fileOverFolder, sftpError } from './sftp-errors.js';
 import { decodeText } from './text.js';
 import { Transfer } from './transfer.js';
 import { type TransferPlan, type TransferTuning, copyOptions, keepOwnership, runDownload, runUpload } from './transfer-runner.js';
@@ -587,11 +587,10 @@ export class SftpService {
       throw sftpError('ENOTFOUND', `Cannot upload to ${i.remotePath}: the folder ${parentDir} does not exist on the server.`, 'not_a_directory', { path: i.remotePath });
     }
     const existing = await rfs.lstatOrNull(i.remotePath);
+    // A folder first: asked whether to replace it, the answer could only fail.
+    if (existing && entryType(existing.mode) === 'dir') throw fileOverFolder('a file', i.remotePath);
     if (existing && !i.overwrite) {
       throw sftpError('EBADARGS', `Cannot upload to ${i.remotePath}: it already exists on the server (pass overwrite to replace it).`, 'exists', { path: i.remotePath });
-    }
-    if (existing && entryType(existing.mode) === 'dir') {
-      throw sftpError('EBADARGS', `Cannot upload a file over the folder ${i.remotePath}.`, 'not_a_file', { path: i.remotePath });
     }
     // Over a symlink to a file, the file it points to is replaced and the link stays.
     const into = await rfs.writeTarget(i.remotePath, existing);

@@ -3,7 +3,7 @@ import { basename, dirname, join, posix } from 'node:path';
 import type { Stats } from 'ssh2';
 import { type CopyOptions, type RequestSlots, downloadFile, uploadFile } from './file-copy.js';
 import { type RemoteFs, entryType, tempBasename, tempNameFor } from './remote-fs.js';
-import { cancelledError, fromLocalError, sftpError } from './sftp-errors.js';
+import { cancelledError, fileOverFolder, fromLocalError, sftpError } from './sftp-errors.js';
 import type { Transfer } from './transfer.js';
 import { type Tree, walkLocal, walkRemote } from './tree.js';
 
@@ -196,15 +196,14 @@ export async function runUpload(rfs: RemoteFs, t: Transfer, overwrite: boolean, 
     throw sftpError('ENOTFOUND', `Cannot upload to ${dest}: the folder ${parentDir} does not exist on the server.`, 'not_a_directory', { path: dest });
   }
   const existing = await rfs.lstatOrNull(dest);
+  const existingType = existing ? entryType(existing.mode) : null;
+  // A folder first: asked whether to replace it, the answer could only fail.
+  if (st.isFile() && existingType === 'dir') throw fileOverFolder(`the file ${local}`, dest);
   if (existing && !overwrite) {
     throw sftpError('EBADARGS', `Cannot upload to ${dest}: it already exists on the server (pass overwrite to replace it).`, 'exists', { path: dest });
   }
-  const existingType = existing ? entryType(existing.mode) : null;
 
   if (st.isFile()) {
-    if (existingType === 'dir') {
-      throw sftpError('EBADARGS', `Cannot upload the file ${local} over the folder ${dest}.`, 'not_a_file', { path: dest });
-    }
     t.totalBytes = st.size;
     t.filesTotal = 1;
     // Over a symlink to a file, the file it points to is replaced and the link stays.

@@ -230,7 +230,8 @@ export function useSftpTransfers(sessionId: () => string | null) {
     const sessionId = requireSession();
     if (!overwrite) {
       const there = await host.call('sftp.stat', { sessionId, path: remotePath }).catch(() => null);
-      if (there) throw new WraithError('EBADARGS', `Cannot upload to ${remotePath}: it already exists on the server.`, { reason: 'exists', path: remotePath });
+      // A folder there: the host's own refusal says it cannot be replaced (no question to ask).
+      if (there && there.type !== 'dir') throw new WraithError('EBADARGS', `Cannot upload to ${remotePath}: it already exists on the server.`, { reason: 'exists', path: remotePath });
     }
     // Events that come before the call's answer names the transfer are kept, by transfer.
     const early = new Map<string, TransferProgress>();
