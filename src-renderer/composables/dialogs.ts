@@ -17,6 +17,8 @@ export interface TextRequest {
   label: string;
   initial: string;
   confirmLabel: string;
+  /** A file name: kept exactly as typed (spaces are part of a name), up to a path's length. */
+  fileName: boolean;
   resolve: (value: string | null) => void;
 }
 
@@ -40,7 +42,13 @@ export function confirmDialog(opts: { title: string; message: string; detail?: s
   });
 }
 
-export function textDialog(opts: { title: string; label: string; initial?: string; confirmLabel?: string }): Promise<string | null> {
+/**
+ * Asks for one line of text; null when cancelled. Titles and labels are trimmed and at most 200
+ * characters; with `fileName` the text comes back as typed (blank is still refused), up to 4096
+ * characters (PATH_MAX: the server says when a name is too long), with the part before the
+ * extension of `initial` selected, as file managers do for a rename.
+ */
+export function textDialog(opts: { title: string; label: string; initial?: string; confirmLabel?: string; fileName?: boolean }): Promise<string | null> {
   return new Promise((resolve) => {
     dialogState.current = {
       kind: 'text',
@@ -48,6 +56,7 @@ export function textDialog(opts: { title: string; label: string; initial?: strin
       label: opts.label,
       initial: opts.initial ?? '',
       confirmLabel: opts.confirmLabel ?? 'OK',
+      fileName: opts.fileName ?? false,
       resolve: (value) => {
         dialogState.current = null;
         resolve(value);

@@ -5,7 +5,8 @@
  * sort, hidden files, rename, chmod, edit in place (CRLF files keep their line ends; a binary file
  * is refused), download,
  * a folder as a zip, the path bar and the terminal's folder, multi-select, delete with confirmation,
- * replacing another user's file (the transfers list says its owner changed).
+ * replacing another user's file (the transfers list says its owner changed), a symlink's
+ * permissions (its target's), names kept as typed, a file that cannot replace a folder.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
@@ -450,6 +451,89 @@ describe('the SFTP panel of an SSH tab', () => {
     await dialog.getByRole('button', { name: 'Apply' }).click();
     await dialog.waitFor({ state: 'detached' });
     await expect.poll(() => statSync(remote('notes.txt')).mode & 0o7777).toBe(0o740);
+  });
+
+  it("changes a symlink's permissions on the file it points to, showing that file's mode, not the link's 0777", async () => {
+    const me = accountIds(sshd.users.password.username);
+    writeFileSync(remote('private.txt'), 'secret\n', { mode: 0o600 });
+    chownSync(remote('private.txt'), me.uid, me.gid);
+    execFileSync('ln', ['-s', 'private.txt', remote('to-private')]);
+    execFileSync('chown', ['-h', `${me.uid}:${me.gid}`, remote('to-private')]);
+    try {
+      await panel().getByRole('button', { name: 'Refresh' }).click();
+      await menu('to-private', 'Permissions…');
+      const dialog = page.getByRole('dialog', { name: 'Permissions of private.txt' });
+      expect(await dialog.locator('input[name=mode]').inputValue()).toBe('600');
+      expect(await dialog.getByRole('note').innerText()).toContain(`to-private is a link: this changes ${remote('private.txt')}`);
+      // Applied as shown, nothing changes: the file stays private.
+      await dialog.getByRole('button', { name: 'Apply' }).click();
+      await dialog.waitFor({ state: 'detached' });
+      await menu('to-private', 'Permissions…');
+      await dialog.locator('input[name=mode]').fill('640');
+      await dialog.getByRole('button', { name: 'Apply' }).click();
+      await expect.poll(() => statSync(remote('private.txt')).mode & 0o7777).toBe(0o640);
+    } finally {
+      rmSync(remote('to-private'));
+      rmSync(remote('private.txt'));
+      await panel().getByRole('button', { name: 'Refresh' }).click();
+      await row('private.txt').waitFor({ state: 'detached' });
+    }
+  });
+
+  it('names what is typed: spaces kept, long names whole, a/../b is b; a row gone from the server goes from the list', async () => {
+    const me = accountIds(sshd.users.password.username);
+    const spaced = ' spaced .txt';
+    writeFileSync(remote(spaced), 'x\n');
+    chownSync(remote(spaced), me.uid, me.gid);
+    const long = `${'l'.repeat(240)}.txt`;
+    try {
+      await panel().getByRole('button', { name: 'Refresh' }).click();
+      // F2 then Enter, changing nothing: the name stays what it was, spaces and all.
+      await row(spaced).locator('.entry-name').click();
+      await page.keyboard.press('F2');
+      // (Accessible names fold runs of spaces, so the dialog is found by the start of its title.)
+      const ask = page.getByRole('dialog', { name: /^Rename / });
+      // The part before the extension is selected, ready to be typed over.
+      expect(await ask.locator('input').evaluate((el: HTMLInputElement) => el.value.slice(el.selectionStart ?? 0, el.selectionEnd ?? 0))).toBe(' spaced ');
+      await page.keyboard.press('Enter');
+      await ask.waitFor({ state: 'detached' });
+      expect(existsSync(remote(spaced))).toBe(true);
+      expect(existsSync(remote('spaced .txt'))).toBe(false);
+      // A name longer than 200 characters arrives whole.
+      await menu(spaced, 'Rename…');
+      await ask.locator('input').fill(long);
+      await ask.getByRole('button', { name: 'Rename' }).click();
+      await row(long).waitFor();
+      expect(existsSync(remote(long))).toBe(true);
+
+      // "a/../b" makes b, and no folder a on the way.
+      await panel().getByRole('button', { name: 'New folder' }).click();
+      const make = page.getByRole('dialog', { name: 'New folder' });
+      await make.locator('input').fill('stray/../kept');
+      await make.getByRole('button', { name: 'Create' }).click();
+      await expect.poll(() => row('kept').getAttribute('aria-selected')).toBe('true');
+      expect(existsSync(remote('kept'))).toBe(true);
+      expect(existsSync(remote('stray'))).toBe(false);
+
+      // Deleted on the server behind the panel's back: the failed rename says so and the row goes.
+      rmSync(remote(long));
+      await menu(long, 'Rename…');
+      await ask.locator('input').fill('whatever.txt');
+      await ask.getByRole('button', { name: 'Rename' }).click();
+      await page.locator('.toasts .toast', { hasText: `Could not rename ${long}` }).waitFor();
+      await row(long).waitFor({ state: 'detached' });
+    } finally {
+      for (const n of [spaced, long, 'kept', 'stray']) rmSync(remote(n), { recursive: true, force: true });
+      await panel().getByRole('button', { name: 'Refresh' }).click();
+      await row('kept').waitFor({ state: 'detached' });
+    }
+  });
+
+  it('says at once that a file cannot replace a folder of its name, without asking to replace it', async () => {
+    await panel().locator('input[name=sftp-upload]').setInputFiles({ name: 'tree', mimeType: 'text/plain', buffer: Buffer.from('not a folder\n') });
+    await page.locator('.toasts .toast', { hasText: `Could not upload tree: Cannot upload a file to ${remote('tree')}: a folder of that name is there` }).waitFor();
+    expect(await page.getByRole('dialog', { name: 'Replace tree?' }).count()).toBe(0);
+    expect(statSync(remote('tree')).isDirectory()).toBe(true);
   });
 
   it('edits a text file in place, and refuses a binary one with the server\'s reason', async () => {

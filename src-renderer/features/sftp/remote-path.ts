@@ -4,6 +4,20 @@ export function joinRemote(dir: string, name: string): string {
   return dir.endsWith('/') ? `${dir}${name}` : `${dir}/${name}`;
 }
 
+/**
+ * An absolute path with its `.` and `..` segments and doubled slashes taken out, as written (not
+ * through symlinks): for a name typed to create, "a/../b" means b, and no folder a on the way.
+ */
+export function normalizeRemote(path: string): string {
+  const out: string[] = [];
+  for (const part of path.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') out.pop();
+    else out.push(part);
+  }
+  return `/${out.join('/')}`;
+}
+
 export function parentOf(path: string): string {
   const i = path.replace(/\/+$/, '').lastIndexOf('/');
   return i <= 0 ? '/' : path.slice(0, i);
