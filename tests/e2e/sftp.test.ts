@@ -536,6 +536,61 @@ describe('the SFTP panel of an SSH tab', () => {
     expect(statSync(remote('tree')).isDirectory()).toBe(true);
   });
 
+  it('keeps the keys in the list: into a folder and out, into an empty one, after a rename, a delete and a menu', async () => {
+    const me = accountIds(sshd.users.password.username);
+    mkdirSync(remote('void'));
+    chownSync(remote('void'), me.uid, me.gid);
+    writeFileSync(remote('keys-1.txt'), 'k\n');
+    chownSync(remote('keys-1.txt'), me.uid, me.gid);
+    const focused = () => page.evaluate(() => document.activeElement?.getAttribute('data-name') ?? document.activeElement?.className ?? null);
+    try {
+      await panel().getByRole('button', { name: 'Refresh' }).click();
+      await row('tree').locator('.entry-name').click();
+      await page.keyboard.press('Enter');
+      await expect.poll(() => panel().getAttribute('data-path')).toBe(remote('tree'));
+      await expect.poll(focused).toBe('sub'); // folders first
+      // Back up: the folder just left has the keys.
+      await page.keyboard.press('Backspace');
+      await expect.poll(() => panel().getAttribute('data-path')).toBe(remote());
+      await expect.poll(focused).toBe('tree');
+      // An empty folder has no row to hold them: the list does, and Backspace still goes up.
+      await row('void').locator('.entry-name').click();
+      await page.keyboard.press('Enter');
+      await expect.poll(() => panel().getAttribute('data-path')).toBe(remote('void'));
+      await expect.poll(focused).toBe('sftp-list');
+      await page.keyboard.press('Backspace');
+      await expect.poll(focused).toBe('void');
+
+      // Renamed with F2: the renamed row has them.
+      await row('keys-1.txt').locator('.entry-name').click();
+      await page.keyboard.press('F2');
+      await page.keyboard.type('keys-2');
+      await page.keyboard.press('Enter');
+      await expect.poll(focused).toBe('keys-2.txt');
+      // Delete asks with Cancel focused: Enter keeps the file, and the row keeps the keys.
+      await page.keyboard.press('Delete');
+      await page.getByRole('dialog', { name: 'Delete keys-2.txt?' }).waitFor();
+      await page.keyboard.press('Enter');
+      await expect.poll(focused).toBe('keys-2.txt');
+      expect(existsSync(remote('keys-2.txt'))).toBe(true);
+      await page.keyboard.press('Delete');
+      await page.getByRole('dialog', { name: 'Delete keys-2.txt?' }).getByRole('button', { name: 'Delete' }).click();
+      await row('keys-2.txt').waitFor({ state: 'detached' });
+      await expect.poll(async () => typeof (await focused()) === 'string' && (await page.evaluate(() => document.activeElement?.matches('tr.sftp-row') ?? false))).toBe(true);
+      // A row's menu closed with Escape gives the keys back to its row.
+      await row('void').locator('.entry-name').click();
+      await page.keyboard.press('Shift+F10');
+      await page.locator('.sftp-menu').waitFor();
+      await page.keyboard.press('Escape');
+      await page.locator('.sftp-menu').waitFor({ state: 'detached' });
+      await expect.poll(focused).toBe('void');
+    } finally {
+      for (const n of ['void', 'keys-1.txt', 'keys-2.txt']) rmSync(remote(n), { recursive: true, force: true });
+      await panel().getByRole('button', { name: 'Refresh' }).click();
+      await row('void').waitFor({ state: 'detached' });
+    }
+  });
+
   it('edits a text file in place, and refuses a binary one with the server\'s reason', async () => {
     await row('notes.txt').locator('.entry-name').dblclick();
     const editor = page.getByRole('dialog', { name: 'Edit notes.txt' });
