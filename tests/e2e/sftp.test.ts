@@ -10,7 +10,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -634,6 +634,44 @@ describe('the SFTP panel of an SSH tab', () => {
     rmSync(remote('dos.ini'));
     await panel().getByRole('button', { name: 'Refresh' }).click();
     await row('dos.ini').waitFor({ state: 'detached' });
+
+    // Changed on the server while open: the save stops and says when, in the page's own words and
+    // time (not the host's ISO stamp); Overwrite then saves this version.
+    writeFileSync(remote('race.txt'), 'one\n');
+    execFileSync('chown', [`${me.uid}:${me.gid}`, remote('race.txt')]);
+    await panel().getByRole('button', { name: 'Refresh' }).click();
+    await row('race.txt').locator('.entry-name').dblclick();
+    const race = page.getByRole('dialog', { name: 'Edit race.txt' });
+    const raceText = race.getByRole('textbox', { name: 'Contents of race.txt' });
+    await expect.poll(() => editorText(race)).toBe('one\n');
+    writeFileSync(remote('race.txt'), 'two\n');
+    const when = new Date(new Date().getFullYear(), 0, 15, 9, 30);
+    utimesSync(remote('race.txt'), when, when);
+    await raceText.press('Control+End');
+    await raceText.pressSequentially('mine\n');
+    await raceText.press('Control+s');
+    const banner = race.getByRole('alert');
+    await expect.poll(() => banner.innerText().catch(() => '')).toContain('race.txt changed on the server since it was opened (modified Jan 15 ');
+    expect(await banner.innerText()).not.toMatch(/\d{4}-\d\d-\d\dT|another name/);
+    expect(readFileSync(remote('race.txt'), 'utf8')).toBe('two\n');
+    await banner.getByRole('button', { name: "Overwrite the server's version" }).click();
+    await expect.poll(() => readFileSync(remote('race.txt'), 'utf8')).toBe('one\nmine\n');
+    await race.getByRole('button', { name: 'Close', exact: true }).last().click();
+    await race.waitFor({ state: 'detached' });
+
+    // A file this user may not read: the reason, and no advice to download what cannot be read.
+    writeFileSync(remote('root-only.txt'), 'secret\n', { mode: 0o600 });
+    await panel().getByRole('button', { name: 'Refresh' }).click();
+    await row('root-only.txt').locator('.entry-name').dblclick();
+    const denied = page.getByRole('dialog', { name: 'Edit root-only.txt' });
+    await denied.getByRole('alert').waitFor();
+    expect(await denied.getByRole('alert').innerText()).toMatch(/permission denied/i);
+    expect(await denied.getByRole('alert').innerText()).not.toContain('Download it instead');
+    await denied.getByRole('button', { name: 'Close', exact: true }).last().click();
+    await denied.waitFor({ state: 'detached' });
+    for (const n of ['race.txt', 'root-only.txt']) rmSync(remote(n));
+    await panel().getByRole('button', { name: 'Refresh' }).click();
+    await row('race.txt').waitFor({ state: 'detached' });
 
     await row('random.bin').locator('.entry-name').dblclick();
     const refused = page.getByRole('dialog', { name: 'Edit random.bin' });
