@@ -92,8 +92,18 @@ describe('browsing and changes', () => {
     const hello = listed.entries.find((e) => e.name === 'hello.txt');
     expect(hello).toMatchObject({ type: 'file', size: 6, owner: 'wraith-pw' });
     expect(Date.parse(hello?.mtime ?? '')).toBeGreaterThan(Date.now() - 3600_000);
-    const withHidden = (await call('sftp.list', { sessionId: SESSION, path: `${dir}/a`, showHidden: true })) as { entries: { name: string }[] };
+    const withHidden = (await call('sftp.list', { sessionId: SESSION, path: `${dir}/a`, showHidden: true })) as { entries: { name: string }[]; hidden: number };
     expect(withHidden.entries.map((e) => e.name)).toContain('.hidden');
+    // How many dot-entries a listing left out, so an "empty" folder can say what it holds.
+    expect((listed as unknown as { hidden: number }).hidden).toBe(1);
+    expect(withHidden.hidden).toBe(0);
+    // A name filter, any case, applied before the limit: a name beyond the first `limit` entries is found.
+    const limited = (await call('sftp.list', { sessionId: SESSION, path: `${dir}/a`, limit: 1 })) as { entries: { name: string }[]; truncated: boolean };
+    expect(limited).toMatchObject({ truncated: true, entries: [{ name: 'b' }] });
+    const found = (await call('sftp.list', { sessionId: SESSION, path: `${dir}/a`, limit: 1, match: 'ZETA' })) as { entries: { name: string }[]; truncated: boolean };
+    expect(found).toMatchObject({ truncated: false, entries: [{ name: 'zeta.txt' }] });
+    const hiddenMatch = (await call('sftp.list', { sessionId: SESSION, path: `${dir}/a`, match: 'hid' })) as { entries: unknown[]; hidden: number };
+    expect(hiddenMatch).toMatchObject({ entries: [], hidden: 1 });
 
     await service.rename({ sessionId: SESSION, from: `${dir}/a/hello.txt`, to: `${dir}/a/b/hi.txt`, overwrite: false });
     expect(readFileSync(`${dir}/a/b/hi.txt`, 'utf8')).toBe('hello\n');

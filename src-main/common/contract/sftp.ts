@@ -120,8 +120,16 @@ export const sftpMethods = {
       showHidden: z.boolean().default(false),
       /** Listing stops after this many entries (`truncated` says so). */
       limit: z.number().int().min(1).max(100_000).default(20_000),
+      /** Only the entries whose names contain this text, any case: finds names beyond `limit` in a huge folder. */
+      match: z.string().min(1).max(255).optional(),
     }),
-    z.object({ path: z.string(), entries: z.array(SftpEntry), truncated: z.boolean() }),
+    z.object({
+      path: z.string(),
+      entries: z.array(SftpEntry),
+      truncated: z.boolean(),
+      /** Entries left out because their names start with a dot (0 with showHidden), `match` applied. */
+      hidden: z.number().int().nonnegative(),
+    }),
     'Lists a remote directory (resolved path, entries sorted directories first, then by name).',
   ),
   'sftp.stat': method(

@@ -200,16 +200,16 @@ export class SftpService {
     return { path: await rfs.realpath(path) };
   }
 
-  async list(i: { sessionId: string; path: string; showHidden: boolean; limit: number }) {
+  async list(i: { sessionId: string; path: string; showHidden: boolean; limit: number; match?: string | undefined }) {
     const rfs = await this.fs(i.sessionId);
     const dir = await rfs.realpath(i.path);
     const st = await rfs.stat(dir);
     if (entryType(st.mode) !== 'dir') {
       throw sftpError('EBADARGS', `Cannot list ${i.path}: it is not a folder.`, 'not_a_directory', { path: i.path });
     }
-    const raw = (await rfs.readdir(dir)).filter(
-      (e) => e.filename !== '.' && e.filename !== '..' && (i.showHidden || !e.filename.startsWith('.')),
-    );
+    const match = i.match?.toLowerCase();
+    const named = (await rfs.readdir(dir)).filter((e) => e.filename !== '.' && e.filename !== '..' && (!match || e.filename.toLowerCase().includes(match)));
+    const raw = i.showHidden ? named : named.filter((e) => !e.filename.startsWith('.'));
     let links = 0;
     const entries = await Promise.all(
       raw.map(async (e) => {
@@ -221,7 +221,7 @@ export class SftpService {
     );
     const isDir = (e: SftpEntry) => e.type === 'dir' || e.targetType === 'dir';
     entries.sort((a, b) => Number(isDir(b)) - Number(isDir(a)) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    return { path: dir, entries: entries.slice(0, i.limit), truncated: entries.length > i.limit };
+    return { path: dir, entries: entries.slice(0, i.limit), truncated: entries.length > i.limit, hidden: named.length - raw.length };
   }
 
   private async describe(rfs: RemoteFs, path: string, st?: Stats): Promise<SftpEntry> {
