@@ -982,6 +982,57 @@ describe('the SFTP panel of an SSH tab', () => {
     }
   });
 
+  it('finds names beyond the first 20 000 of a huge folder by filter and by path; says what an only-hidden folder holds', async () => {
+    const { uid, gid } = accountIds(sshd.users.password.username);
+    const huge = remote('huge');
+    mkdirSync(huge);
+    chownSync(huge, uid, gid);
+    // 20 001 names before it: the listing stops at 20 000, and this one sorts last.
+    for (let i = 0; i <= 20_000; i++) writeFileSync(join(huge, `f-${String(i).padStart(5, '0')}.log`), '');
+    writeFileSync(join(huge, 'zz-last-config.yml'), 'x: 1\n');
+    const hiddenOnly = remote('hidden-only');
+    mkdirSync(hiddenOnly);
+    chownSync(hiddenOnly, uid, gid);
+    writeFileSync(join(hiddenOnly, '.env'), 'A=1\n');
+    const bar = panel().getByRole('textbox', { name: 'Go to path' });
+    const filterBox = panel().getByRole('textbox', { name: 'Filter by name' });
+    try {
+      // By path: the folder opens with the file shown (through the filter) and selected.
+      await panel().locator('.sftp-list').focus();
+      await page.keyboard.press('Control+L');
+      await bar.fill(join(huge, 'zz-last-config.yml'));
+      await bar.press('Enter');
+      await expect.poll(() => panel().getAttribute('data-path'), { timeout: 20_000 }).toBe(huge);
+      await panel().locator('.sftp-note', { hasText: 'Only the first 20000 entries are listed' }).waitFor();
+      await expect.poll(() => row('zz-last-config.yml').getAttribute('aria-selected'), { timeout: 20_000 }).toBe('true');
+      // By filter: the host searches every name, not only the 20 000 the page has.
+      await filterBox.fill('ZZ-LAST');
+      await expect.poll(names, { timeout: 20_000 }).toEqual(['zz-last-config.yml']);
+      await filterBox.fill('f-20000');
+      await expect.poll(names, { timeout: 20_000 }).toEqual(['f-20000.log']);
+      await filterBox.press('Escape');
+
+      await page.keyboard.press('Control+L');
+      await bar.fill(hiddenOnly);
+      await bar.press('Enter');
+      await expect.poll(() => panel().getAttribute('data-path'), { timeout: 20_000 }).toBe(hiddenOnly);
+      const empty = panel().locator('.sftp-empty');
+      await expect.poll(() => empty.innerText()).toContain('Only hidden items here: 1 name starts with a dot.');
+      await empty.getByRole('button', { name: 'Show hidden files' }).click();
+      await row('.env').waitFor();
+      // (The toggle keeps its name and says pressed or not.)
+      await panel().locator('.head-actions').getByRole('button', { name: 'Show hidden files' }).click();
+      await row('.env').waitFor({ state: 'detached' });
+    } finally {
+      await page.keyboard.press('Control+L');
+      await bar.fill(remote());
+      await bar.press('Enter');
+      await expect.poll(() => panel().getAttribute('data-path')).toBe(remote());
+      rmSync(huge, { recursive: true, force: true });
+      rmSync(hiddenOnly, { recursive: true, force: true });
+    }
+  }, 90_000); // 20 001 files made and listed twice over SFTP
+
   it('marks a name that is not UTF-8 on the server, and says why deleting it cannot work', async () => {
     // "café.txt" in Latin-1 (é = 0xE9), as older systems and Samba shares leave them.
     const latin1 = Buffer.concat([Buffer.from(`${remote()}/caf`), Buffer.from([0xe9]), Buffer.from('.txt')]);
