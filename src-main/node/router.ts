@@ -9,6 +9,7 @@ import {
   isMethodName,
   methods,
 } from '../common/contract/index.js';
+import { readableIssue } from '../common/contract/issue-messages.js';
 import { WraithError } from '../common/errors.js';
 
 /** Who is calling: the UI, the CLI, the XO, an MCP agent. Audit and policy read it. */
@@ -59,7 +60,8 @@ export class Router {
       throw new WraithError('EUNAVAILABLE', `${name} is not available on this host.`);
     }
     const def = methods[name];
-    const parsed = def.input.safeParse(params);
+    // Issue messages reach people as they are (a dialog's field errors, the CLI's stderr).
+    const parsed = def.input.safeParse(params, { error: readableIssue });
     if (!parsed.success) {
       throw new WraithError('EBADARGS', `${name}: ${describeIssues(parsed.error)}`, {
         issues: parsed.error.issues.slice(0, 20).map((i) => ({ path: i.path.map(String), message: i.message })),

@@ -3,7 +3,7 @@
  * the paste import, field validation errors, and the panel shortcuts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { type TestBrowser, openApp } from '../fixtures/browser.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
@@ -89,13 +89,68 @@ describe('the Wraith window in browser mode', () => {
     const portField = dialog.locator('.field', { has: page.locator('input[name=port]') });
     await hostField.locator('.field-error').waitFor();
     expect(await hostField.locator('.field-error').innerText()).toContain('A host name has letters');
-    expect(await portField.locator('.field-error').innerText()).toBe('Port is 1–65535');
+    expect(await portField.locator('.field-error').innerText()).toBe('A port is a whole number from 1 to 65535.');
     expect(await dialog.locator('input[name=port]').getAttribute('aria-invalid')).toBe('true');
     expect(await dialog.locator('.field-error').count()).toBe(2); // the name was fine
 
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     await dialog.waitFor({ state: 'detached' });
     expect(await tree().getByRole('treeitem', { name: /^broken/ }).count()).toBe(0);
+  });
+
+  it('says what a port is when the port typed is not a number', async () => {
+    await page.locator('.connections .panel-head').getByRole('button', { name: 'New connection' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New connection' });
+    await dialog.locator('input[name=name]').fill('abc-port');
+    await dialog.locator('input[name=host]').fill('10.0.0.6');
+    await dialog.locator('input[name=port]').fill('abc');
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    const portField = dialog.locator('.field', { has: page.locator('input[name=port]') });
+    await portField.locator('.field-error').waitFor();
+    expect(await portField.locator('.field-error').innerText()).toBe('A port is a whole number from 1 to 65535.');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    expect(await tree().getByRole('treeitem', { name: /^abc-port/ }).count()).toBe(0);
+  });
+
+  it('refuses a blank font family and a blank scrollback in Settings on their fields, in words, and saves neither', async () => {
+    const openSettings = async () => {
+      await page.getByRole('button', { name: 'Settings' }).click();
+      return page.getByRole('dialog', { name: 'Settings' });
+    };
+    const fieldError = (dialog: Locator, name: string) =>
+      dialog.locator('.field', { has: page.locator(`input[name=${name}]`) }).locator('.field-error');
+
+    const dialog = await openSettings();
+    const family = await dialog.locator('input[name=fontFamily]').inputValue();
+    const scrollback = await dialog.locator('input[name=scrollback]').inputValue();
+    expect(family).not.toBe('');
+    await dialog.locator('input[name=fontFamily]').fill('   ');
+    await dialog.locator('input[name=scrollback]').fill('');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    // Refused: the dialog stays, saying why on the field.
+    await expect.poll(() => fieldError(dialog, 'fontFamily').count(), { timeout: 10_000 }).toBe(1);
+    expect(await fieldError(dialog, 'fontFamily').innerText()).toContain('Name at least one font');
+    expect(await fieldError(dialog, 'scrollback').innerText()).toBe('Must be a whole number from 0 to 200000.');
+    // The default list stays in sight in the cleared field.
+    expect(await dialog.locator('input[name=fontFamily]').getAttribute('placeholder')).toBe(family);
+
+    // Numbers out of range or not numbers: the range, not zod's wording.
+    await dialog.locator('input[name=fontFamily]').fill(family);
+    await dialog.locator('input[name=fontSize]').fill('abc');
+    await dialog.locator('input[name=scrollback]').fill('-5');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => fieldError(dialog, 'fontSize').innerText()).toBe('Must be a whole number from 6 to 48.');
+    expect(await fieldError(dialog, 'scrollback').innerText()).toBe('Must be a whole number from 0 to 200000.');
+    expect(await fieldError(dialog, 'fontFamily').count()).toBe(0);
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'detached' });
+
+    const again = await openSettings();
+    expect(await again.locator('input[name=fontFamily]').inputValue()).toBe(family);
+    expect(await again.locator('input[name=scrollback]').inputValue()).toBe(scrollback);
+    await again.getByRole('button', { name: 'Cancel' }).click();
+    await again.waitFor({ state: 'detached' });
   });
 
   it('imports pasted ~/.ssh/config text', async () => {

@@ -158,6 +158,41 @@ for (const [name, make] of Object.entries(transports)) {
       await expect(h.client.callRaw('settings.set', { 'no.such.key': 1 })).rejects.toMatchObject({ code: 'EBADARGS' });
     });
 
+    test('a blank font family is refused (EBADARGS, on the field, in words), and the family is kept', async () => {
+      const before = (await h.client.call('settings.get'))['terminal.fontFamily'];
+      for (const blank of ['', '   ']) {
+        const err = await h.client.callRaw('settings.set', { 'terminal.fontFamily': blank }).then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(err).toBeInstanceOf(WraithError);
+        expect(err).toMatchObject({ code: 'EBADARGS', details: { issues: [{ path: ['terminal.fontFamily'] }] } });
+        expect((err as WraithError).message).toContain('Name at least one font');
+      }
+      expect((await h.client.call('settings.get'))['terminal.fontFamily']).toBe(before);
+    });
+
+    test("numbers out of range or not numbers are refused with their range, not zod's wording", async () => {
+      const issue = async (method: 'settings.set' | 'connections.create', params: unknown) => {
+        const err = await h.client.callRaw(method, params).then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(err).toMatchObject({ code: 'EBADARGS' });
+        const issues = (err as WraithError).details?.issues;
+        expect(Array.isArray(issues)).toBe(true);
+        return (issues as { path: string[]; message: string }[])[0];
+      };
+      for (const bad of [Number.NaN, -5, 99_999_999, 1.5]) {
+        expect(await issue('settings.set', { 'terminal.scrollback': bad })).toEqual({ path: ['terminal.scrollback'], message: 'Must be a whole number from 0 to 200000.' });
+      }
+      expect(await issue('settings.set', { 'terminal.fontSize': Number.NaN })).toEqual({ path: ['terminal.fontSize'], message: 'Must be a whole number from 6 to 48.' });
+      expect(await issue('settings.set', { 'terminal.lineHeight': 0 })).toEqual({ path: ['terminal.lineHeight'], message: 'Must be a number from 1 to 2.' });
+      for (const bad of [Number.NaN, 0, 70_000]) {
+        expect(await issue('connections.create', { name: 'n', kind: 'ssh', host: 'h', port: bad })).toEqual({ path: ['port'], message: 'A port is a whole number from 1 to 65535.' });
+      }
+    });
+
     test('a notify is carried out without an answer; a failing one reports its error', async () => {
       const errors: WraithError[] = [];
       const off = h.client.onNotifyError((e) => errors.push(e));

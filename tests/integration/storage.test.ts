@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { expect, test } from 'vitest';
+import { DEFAULT_SETTINGS } from '../../src-main/common/contract/settings.js';
 import { App } from '../../src-main/node/app.js';
+import { connectInProcess } from '../../src-main/node/in-process.js';
 import { loadMigrations, migrate, openDatabase } from '../../src-main/node/db/database.js';
 import { REPO_ROOT } from '../fixtures/wraith-server.js';
 
@@ -110,4 +112,25 @@ test('neither the database nor its WAL holds a secret in plaintext', async () =>
   const c = app.connections.list().connections[0];
   expect(c && app.connections.resolve(c.id).password).toBe(password);
   await app.dispose();
+});
+
+test('a stored setting that the contract now refuses (a blank font family) falls back alone; the others stay', async () => {
+  const dir = temp();
+  const db = openDatabase(dir);
+  // As an older Wraith saved them, before a blank family was refused.
+  const put = db.prepare('INSERT INTO settings (key, value) VALUES (?, ?)');
+  put.run('terminal.fontFamily', JSON.stringify(''));
+  put.run('terminal.fontSize', JSON.stringify(18));
+  put.run('terminal.scrollback', JSON.stringify(5000));
+  db.close();
+  const app = new App({ dataDir: dir, host: 'in-process' });
+  const client = connectInProcess(app);
+  try {
+    const s = await client.call('settings.get');
+    expect(s['terminal.fontFamily']).toBe(DEFAULT_SETTINGS['terminal.fontFamily']);
+    expect(s).toMatchObject({ 'terminal.fontSize': 18, 'terminal.scrollback': 5000 });
+  } finally {
+    client.close();
+    await app.dispose();
+  }
 });

@@ -12,7 +12,8 @@ export const Hostname = z
   .min(1, 'Enter a host name or address')
   .max(255)
   .regex(/^[A-Za-z0-9._:\-[\]%]+$/, 'A host name has letters, digits, dots, dashes or an IP address');
-const Port = z.number().int('Port is a whole number').min(1, 'Port is 1–65535').max(65535, 'Port is 1–65535');
+/** One message for every way a port can be wrong: not a number ("abc"), a fraction, out of range. */
+const Port = z.number({ error: 'A port is a whole number from 1 to 65535.' }).int().min(1).max(65535);
 const Tag = z.string().trim().min(1).max(40);
 
 /** Loopback only, on either side: a port forward is never offered to the network. */
@@ -27,7 +28,7 @@ export const ForwardFields = z.object({
   kind: ForwardKind.default('local'),
   bindHost: LoopbackHost.default('127.0.0.1'),
   /** 0 takes any free port. Ports below 1024 need administrator rights (root on the server, for remote). */
-  bindPort: z.number().int('Port is a whole number').min(0, 'Port is 0–65535').max(65535, 'Port is 0–65535'),
+  bindPort: z.number({ error: 'A port is a whole number from 0 to 65535 (0 takes any free port).' }).int().min(0).max(65535),
   /** Local and remote forwards only; "localhost" when left out. */
   targetHost: Hostname.optional(),
   /** Local and remote forwards only, where it is required. */

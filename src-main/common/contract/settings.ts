@@ -3,8 +3,24 @@ import { Empty, method, patchOf } from './define.js';
 
 /** Every user setting, with its type and default. Unknown keys are refused. */
 export const SettingsSchema = z.object({
+  /** The size chosen in Settings; Ctrl+0 in a terminal comes back to it. */
   'terminal.fontSize': z.number().int().min(6).max(48).default(14),
-  'terminal.fontFamily': z.string().max(200).default("'JetBrains Mono', 'DejaVu Sans Mono', Menlo, Consolas, monospace"),
+  /**
+   * Ctrl+= / Ctrl+- steps on top of terminal.fontSize, for every terminal, kept across restarts as
+   * a browser keeps a page's zoom. Apart from the font size so that Ctrl+0 (back to 0) never
+   * loses the size the user chose in Settings.
+   */
+  'terminal.fontZoom': z.number().int().min(-42).max(42).default(0),
+  /**
+   * A CSS font-family list. Never blank: xterm then takes the page's proportional font and the
+   * columns no longer line up.
+   */
+  'terminal.fontFamily': z
+    .string()
+    .trim()
+    .min(1, "Name at least one font, e.g. 'DejaVu Sans Mono', monospace; without one the terminal uses a proportional font.")
+    .max(200, 'At most 200 characters.')
+    .default("'JetBrains Mono', 'DejaVu Sans Mono', Menlo, Consolas, monospace"),
   /**
    * Row height as a multiple of the font's. Above 1 because at 1 the DOM renderer's rows are a
    * pixel short for DejaVu Sans Mono (the Linux fallback) at 10, 14 and 19 px, and `_` falls
@@ -34,6 +50,11 @@ export type Settings = z.infer<typeof SettingsSchema>;
 export type SettingKey = keyof Settings;
 export const SETTING_KEYS = Object.keys(SettingsSchema.shape) as SettingKey[];
 export const DEFAULT_SETTINGS: Settings = SettingsSchema.parse({});
+
+/** The font size terminals draw with: the size chosen in Settings plus the zoom steps, in range. */
+export function terminalFontSize(s: Pick<Settings, 'terminal.fontSize' | 'terminal.fontZoom'>): number {
+  return Math.max(6, Math.min(48, s['terminal.fontSize'] + s['terminal.fontZoom']));
+}
 
 export const settingsMethods = {
   'settings.get': method(Empty.optional(), SettingsSchema, 'All settings, defaults filled in.'),

@@ -10,9 +10,15 @@ export class SettingsService {
     for (const row of this.db.prepare('SELECT key, value FROM settings').all() as { key: string; value: string }[]) {
       if ((SETTING_KEYS as string[]).includes(row.key)) stored[row.key] = JSON.parse(row.value);
     }
-    // A stored value that no longer fits (e.g. a narrowed range) falls back to its default.
-    const parsed = SettingsSchema.safeParse({ ...DEFAULT_SETTINGS, ...stored });
-    return parsed.success ? parsed.data : DEFAULT_SETTINGS;
+    // A stored value that no longer fits (e.g. a narrowed range, a blank font family saved before
+    // blanks were refused) falls back to its own default; the other settings stay as they were.
+    const out: Record<string, unknown> = { ...DEFAULT_SETTINGS };
+    for (const key of SETTING_KEYS) {
+      if (!(key in stored)) continue;
+      const parsed = SettingsSchema.shape[key].safeParse(stored[key]);
+      if (parsed.success) out[key] = parsed.data;
+    }
+    return SettingsSchema.parse(out);
   }
 
   set(patch: Partial<Settings>): Settings {

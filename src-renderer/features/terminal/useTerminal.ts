@@ -5,6 +5,7 @@ import { WebLinksAddon } from '@xterm/addon-web-links';
 import { WebglAddon } from '@xterm/addon-webgl';
 import { Terminal } from '@xterm/xterm';
 import { type MaybeRefOrGetter, onBeforeUnmount, onMounted, ref, toValue, watch } from 'vue';
+import { terminalFontSize } from '@common/contract/settings.js';
 import type { TerminalBackend } from '../../stores/sessions.js';
 import { useSettingsStore } from '../../stores/settings.js';
 import { type HostLink, useHost } from '../../transport/index.js';
@@ -243,10 +244,16 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     });
   }
 
+  /**
+   * Ctrl+= / Ctrl+- / Ctrl+0, as in browsers, VS Code and Tabby: steps on top of the size chosen
+   * in Settings, and Ctrl+0 back to that size. The steps are a setting of their own (every
+   * terminal follows, a restart keeps them); terminal.fontSize is only ever set by Settings.
+   */
   function zoom(step: 1 | -1 | 0): void {
-    const current = settings.values['terminal.fontSize'];
-    const next = step === 0 ? settings.defaults['terminal.fontSize'] : Math.max(6, Math.min(48, current + step));
-    if (next !== current) void settings.set({ 'terminal.fontSize': next });
+    const base = settings.values['terminal.fontSize'];
+    // From the size drawn, so that steps past 6 or 48 px do not pile up unseen.
+    const next = step === 0 ? 0 : Math.max(6, Math.min(48, terminalFontSize(settings.values) + step)) - base;
+    if (next !== settings.values['terminal.fontZoom']) void settings.set({ 'terminal.fontZoom': next });
   }
 
   async function copySelection(): Promise<void> {
@@ -306,7 +313,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     const t = new Terminal({
       convertEol: backend === 'ssh',
       scrollback: s['terminal.scrollback'],
-      fontSize: s['terminal.fontSize'],
+      fontSize: terminalFontSize(s),
       fontFamily: s['terminal.fontFamily'],
       lineHeight: s['terminal.lineHeight'],
       theme: terminalTheme(s['terminal.theme']),
@@ -400,7 +407,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
 
   watch(
     () =>
-      [settings.values['terminal.fontSize'], settings.values['terminal.fontFamily'], settings.values['terminal.lineHeight'], settings.values['terminal.scrollback']] as const,
+      [terminalFontSize(settings.values), settings.values['terminal.fontFamily'], settings.values['terminal.lineHeight'], settings.values['terminal.scrollback']] as const,
     ([fontSize, fontFamily, lineHeight, scrollback]) => {
       if (!term) return;
       term.options.fontSize = fontSize;
