@@ -95,6 +95,7 @@ export const useSessionsStore = defineStore('sessions', () => {
     () => panelShell.value?.sessionId,
     (id) => {
       if (id) sessionStorage.setItem(PANEL_SESSION_KEY, id);
+      else sessionStorage.removeItem(PANEL_SESSION_KEY);
     },
   );
   const prompts = ref<SshPrompt[]>([]);
@@ -218,9 +219,40 @@ export const useSessionsStore = defineStore('sessions', () => {
     return tab;
   }
 
-  function setPanelShell(shell: string, title: string): TerminalTab {
+  /** Whether the panel's shell is running (or starting): replacing it would end a live process. */
+  function panelShellRunning(): boolean {
+    const tab = panelShell.value;
+    return tab?.phase === 'open' || tab?.phase === 'starting';
+  }
+
+  /**
+   * Ends the panel's session on the host, if it still has one (a shell that exited stays there,
+   * to be relaunched). The panel is the only view of it: a session it let go of would run on
+   * unseen (and count in "Sessions: N") until a reload turned it into a tab. It is asked to close
+   * whatever this page has heard of it (its session.changed may still be on the way); one it no
+   * longer has is fine. On any other failure the panel keeps it, and the error says why.
+   */
+  async function endPanelSession(): Promise<void> {
+    const id = panelShell.value?.sessionId;
+    if (!id) return;
+    try {
+      await host.call('sessions.close', { sessionId: id });
+    } catch (err) {
+      if (asWraithError(err).code !== 'ENOTFOUND') throw err;
+    }
+  }
+
+  /** A new shell in the panel, in place of the one it had, which is ended (ask the user first: panelShellRunning). */
+  async function setPanelShell(shell: string, title: string): Promise<TerminalTab> {
+    await endPanelSession();
     panelShell.value = newTab('pty', title, { shell });
     return panelShell.value;
+  }
+
+  /** Empties the panel (its Close button), ending its session. */
+  async function closePanelShell(): Promise<void> {
+    await endPanelSession();
+    panelShell.value = null;
   }
 
   /** Opens the session of a terminal at the size its view measured. */
@@ -247,15 +279,37 @@ export const useSessionsStore = defineStore('sessions', () => {
         if (!shell) throw new Error('Choose a shell first.');
         const r = await host.call('pty.spawn', { shell, cols, rows });
         tab.sessionId = r.sessionId;
+        // Replaced ("New shell") or closed while it started: no view will ever show this shell.
+        if (!find(key)) {
+          await host.call('sessions.close', { sessionId: r.sessionId }).catch(() => undefined);
+          return;
+        }
       }
       const info = tab.sessionId ? infos.value[tab.sessionId] : undefined;
       if (info) applyInfo(info);
       else if (tab.phase === 'starting') tab.phase = 'open';
     } catch (err) {
-      const e = asWraithError(err);
-      tab.problem = { code: e.code, message: e.message, details: e.details ?? {} };
-      tab.phase = e.code === 'EHOSTKEY_UNKNOWN' ? 'hostkey-unknown' : e.code === 'EHOSTKEY_CHANGED' ? 'hostkey-changed' : 'failed';
+      fail(tab, err, 'failed');
     }
+  }
+
+  /**
+   * Records why connecting failed. A host key question becomes its card (the person decides,
+   * whether the tab was opening or reconnecting); anything else leaves the tab `otherwise`.
+   */
+  function fail(tab: TerminalTab, err: unknown, otherwise: 'failed' | 'disconnected'): void {
+    const e = asWraithError(err);
+    tab.problem = { code: e.code, message: e.message, details: e.details ?? {} };
+    tab.phase = e.code === 'EHOSTKEY_UNKNOWN' ? 'hostkey-unknown' : e.code === 'EHOSTKEY_CHANGED' ? 'hostkey-changed' : otherwise;
+  }
+
+  /**
+   * Connects again after a host key decision: a tab whose session dropped reconnects that session
+   * (keeping its scrollback, as Reconnect does); a tab that never opened opens one.
+   */
+  async function connectAfterDecision(tab: TerminalTab, cols: number, rows: number): Promise<void> {
+    if (tab.sessionId) await reconnect(tab.key);
+    else await start(tab.key, cols, rows);
   }
 
   function hostKeyTarget(tab: SessionTab): { host: string; port: number; keyType: string; fingerprint: string } | null {
@@ -271,7 +325,7 @@ export const useSessionsStore = defineStore('sessions', () => {
     const target = tab && hostKeyTarget(tab);
     if (!tab || !target) return;
     await host.call('hostkeys.trust', { kind: 'ssh', ...target });
-    await start(key, cols, rows);
+    await connectAfterDecision(tab, cols, rows);
   }
 
   /** The deliberate path after a changed key: forget the old one, then see (and judge) the new one. */
@@ -280,7 +334,7 @@ export const useSessionsStore = defineStore('sessions', () => {
     const target = tab && hostKeyTarget(tab);
     if (!tab || !target) return;
     await host.call('hostkeys.forget', { kind: 'ssh', host: target.host, port: target.port });
-    await start(key, cols, rows);
+    await connectAfterDecision(tab, cols, rows);
   }
 
   async function reconnect(key: string): Promise<void> {
@@ -292,9 +346,9 @@ export const useSessionsStore = defineStore('sessions', () => {
       const info = tab.sessionId ? infos.value[tab.sessionId] : undefined;
       if (info) applyInfo(info);
     } catch (err) {
-      const e = asWraithError(err);
-      tab.phase = 'disconnected';
-      tab.problem = { code: e.code, message: e.message, details: e.details ?? {} };
+      // A server whose host key changed, or whose key was forgotten, asks the same question a new
+      // tab asks (its card); Reconnect alone would only fail the same way again.
+      fail(tab, err, 'disconnected');
     }
   }
 
@@ -420,7 +474,7 @@ export const useSessionsStore = defineStore('sessions', () => {
 
   return {
     infos, tabs, activeKey, activeTab, panelShell, prompts, openCount,
-    load, openSsh, openShellTab, openRdp, findRdp, setPanelShell, start, trustAndConnect, forgetAndRetry, reconnect, relaunch, kill, close, activate, cycle,
+    load, openSsh, openShellTab, openRdp, findRdp, setPanelShell, panelShellRunning, closePanelShell, start, trustAndConnect, forgetAndRetry, reconnect, relaunch, kill, close, activate, cycle,
     canDuplicate, duplicate, openSshIn, rename, setShellTitle, move, markAttention,
     answerPrompt, hostKeyTarget,
   };

@@ -3,10 +3,11 @@
  * trust, typing, multi-line paste, drop and Reconnect, changed host key, port forwarding, broadcast
  * input), and the local shell panel.
  */
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { SocksClient } from 'socks';
 import { type TestBrowser, createSshConnectionInUi, openApp } from '../fixtures/browser.js';
@@ -81,6 +82,22 @@ async function waitForLine(sessionId: string, line: string, timeout = 15_000): P
     throw err;
   }
   return terminalText(sessionId);
+}
+
+/** Whether the element has the keyboard focus. */
+function hasFocus(el: Locator): Promise<boolean> {
+  return el.evaluate((node) => node === document.activeElement);
+}
+
+/** Forgets the sshd's trusted key in the Known hosts dialog, as a person does. */
+async function forgetHostKey(): Promise<void> {
+  await page.getByRole('button', { name: 'Known hosts' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Known hosts' });
+  await dialog.getByRole('button', { name: `Forget ${sshd.host}:${sshd.port}` }).click();
+  await page.getByRole('dialog', { name: 'Forget a trusted key' }).getByRole('button', { name: 'Forget' }).click();
+  await expect.poll(() => dialog.innerText()).toContain('No trusted keys yet');
+  await dialog.getByRole('button', { name: 'Close' }).last().click();
+  await dialog.waitFor({ state: 'detached' });
 }
 
 beforeAll(async () => {
@@ -379,6 +396,104 @@ describe('terminals in browser mode', () => {
     await waitForLine(id, 'new-key-ok');
   });
 
+  it('asks about a changed host key on Reconnect too; forgetting it and trusting the new one reconnects the same tab, scrollback kept', async () => {
+    const id = await activeSessionId();
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type('echo before-rekey-$((6*7))\n');
+    await waitForLine(id, 'before-rekey-42');
+    sshd.dropConnections();
+    const banner = page.locator('.tab-panel:visible .pane-banner.warn');
+    await banner.waitFor({ timeout: 20_000 });
+    await sshd.restartWithNewHostKey();
+    await banner.getByRole('button', { name: 'Reconnect' }).click();
+
+    // The same warning a new tab shows, with the keys on its safe way out (not on forgetting).
+    const warning = page.locator('.tab-panel:visible').getByRole('alertdialog', { name: /host key of 127\.0\.0\.1:\d+ has changed/ });
+    await warning.waitFor({ timeout: 20_000 });
+    expect(await warning.locator('.fingerprint').first().innerText()).toContain(sshd.hostKeyFingerprint);
+    await expect.poll(() => hasFocus(warning.getByRole('button', { name: 'Close tab' }))).toBe(true);
+    await warning.getByLabel("I have confirmed the new host key with the server's administrator").check();
+    await warning.getByRole('button', { name: 'Forget old host key…' }).click();
+
+    const card = page.locator('.tab-panel:visible').getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ });
+    await card.waitFor({ timeout: 20_000 });
+    expect(await card.locator('.fingerprint').innerText()).toBe(sshd.hostKeyFingerprint);
+    // It appeared while forgetting was still finishing, and still takes the keys.
+    await expect.poll(() => hasFocus(card.getByRole('button', { name: 'Trust and connect' }))).toBe(true);
+    await card.getByRole('button', { name: 'Trust and connect' }).click();
+    await expect.poll(() => page.locator('.tab.active').getAttribute('class'), { timeout: 20_000 }).toContain('open');
+    // The session the tab had, reconnected: its earlier output is still there.
+    expect(await activeSessionId()).toBe(id);
+    expect(await page.locator('.tab').count()).toBe(1);
+    expect(await terminalText(id)).toContain('before-rekey-42');
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type('echo rekeyed-$((6*7))\n');
+    await waitForLine(id, 'rekeyed-42');
+  });
+
+  it('asks the first-connection question on Reconnect when the key was forgotten, and Trust and connect reconnects the same tab', async () => {
+    const id = await activeSessionId();
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type('echo before-forget-$((6*7))\n');
+    await waitForLine(id, 'before-forget-42');
+    sshd.dropConnections();
+    const banner = page.locator('.tab-panel:visible .pane-banner.warn');
+    await banner.waitFor({ timeout: 20_000 });
+    await forgetHostKey();
+
+    // Enter in the dropped terminal reconnects, as its notice says; the unknown key is a question.
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.press('Enter');
+    const card = page.locator('.tab-panel:visible').getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ });
+    await card.waitFor({ timeout: 20_000 });
+    expect(await card.locator('.fingerprint').innerText()).toBe(sshd.hostKeyFingerprint);
+    await card.getByRole('button', { name: 'Trust and connect' }).click();
+    await banner.waitFor({ state: 'detached', timeout: 20_000 });
+    await expect.poll(() => page.locator('.tab.active').getAttribute('class'), { timeout: 20_000 }).toContain('open');
+    expect(await activeSessionId()).toBe(id);
+    expect(await terminalText(id)).toContain('before-forget-42');
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type('echo trusted-again-$((6*7))\n');
+    await waitForLine(id, 'trusted-again-42');
+  });
+
+  it('gives a host key card the keys when it appears: Escape dismisses it as Cancel does, Enter trusts', async () => {
+    const id = await activeSessionId();
+    await forgetHostKey();
+    // A keyboard user opens the connection with Enter on its row in the tree.
+    const row = page.getByRole('treeitem', { name: /^test sshd, SSH/ });
+    await row.focus();
+    await page.keyboard.press('Enter');
+    const card = page.locator('.tab-panel:visible').getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ });
+    await card.waitFor({ timeout: 20_000 });
+    await expect.poll(() => hasFocus(card.getByRole('button', { name: 'Trust and connect' }))).toBe(true);
+    expect(await page.locator('.tab').count()).toBe(2);
+
+    // Escape is Cancel: the new tab goes, and the one before is in front again.
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.locator('.tab').count()).toBe(1);
+    expect(await card.count()).toBe(0);
+    expect(await activeSessionId()).toBe(id);
+
+    // Again, and Enter (on the focused "Trust and connect") connects.
+    await row.focus();
+    await page.keyboard.press('Enter');
+    await card.waitFor({ timeout: 20_000 });
+    await expect.poll(() => hasFocus(card.getByRole('button', { name: 'Trust and connect' }))).toBe(true);
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('.tab.active').getAttribute('class'), { timeout: 20_000 }).toContain('open');
+    expect(await page.locator('.tab').count()).toBe(2);
+    const second = await activeSessionId();
+    expect(second).not.toBe(id);
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type('echo keyboard-trust-$((6*7))\n');
+    await waitForLine(second, 'keyboard-trust-42');
+    // Back to the one tab the tests after this expect.
+    await page.keyboard.press('Control+Shift+W');
+    await expect.poll(() => page.locator('.tab').count()).toBe(1);
+    expect(await activeSessionId()).toBe(id);
+  });
+
   it('stays responsive under a flood of output (yes), and Ctrl+C stops it', async () => {
     const id = await activeSessionId();
     await page.locator('.tab-panel:visible .xterm').click();
@@ -593,6 +708,39 @@ describe('terminals in browser mode', () => {
     const others = await page.evaluate(() => window.wraithInspect?.terminals.sessions() ?? []);
     for (const other of others) expect(await page.evaluate((sid) => window.wraithInspect?.terminals.info(sid)?.fontSize, other)).toBe(start + 1);
     await page.keyboard.press('Control+0');
+    await expect.poll(fontSize).toBe(start);
+  });
+
+  it('goes back with Ctrl+0 to the font size chosen in Settings, not the built-in one, and Settings keeps it', async () => {
+    const id = await activeSessionId();
+    const fontSize = () => page.evaluate((sid) => window.wraithInspect?.terminals.info(sid)?.fontSize ?? 0, id);
+    const start = await fontSize();
+    const settingsDialog = async () => {
+      await page.getByRole('button', { name: 'Settings' }).click();
+      return page.getByRole('dialog', { name: 'Settings' });
+    };
+    const chooseSize = async (size: string) => {
+      const dialog = await settingsDialog();
+      await dialog.locator('input[name=fontSize]').fill(size);
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      await dialog.waitFor({ state: 'detached' });
+    };
+    await chooseSize('18');
+    await expect.poll(fontSize).toBe(18);
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.press('Control+Equal');
+    await expect.poll(fontSize).toBe(19);
+    await page.keyboard.press('Control+0');
+    await expect.poll(fontSize).toBe(18);
+    const dialog = await settingsDialog();
+    expect(await dialog.locator('input[name=fontSize]').inputValue()).toBe('18');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    // A size chosen in Settings is the size drawn, even after zooming.
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.press('Control+Minus');
+    await expect.poll(fontSize).toBe(17);
+    await chooseSize(String(start));
     await expect.poll(fontSize).toBe(start);
   });
 
@@ -879,6 +1027,32 @@ describe('terminals in browser mode', () => {
     await expect.poll(tabIds).toEqual(before);
   });
 
+  it('gives the keyboard to the tab now in front when Delete closes the focused tab', async () => {
+    const tabs = page.locator('.tab');
+    const before = await tabs.count();
+    await page.locator('.tab', { hasText: 'bash' }).first().click({ button: 'right' });
+    await page.getByRole('menuitem', { name: 'Duplicate tab' }).click();
+    await page.locator('.tab-panel:visible .terminal-pane[data-session-id]').waitFor();
+    await expect.poll(() => tabs.count()).toBe(before + 1);
+    const copy = page.locator('.tab.active');
+    const copyId = await copy.getAttribute('id');
+    await copy.focus();
+    await page.keyboard.press('Delete');
+    await expect.poll(() => tabs.count()).toBe(before);
+    expect(await page.locator(`[id="${copyId}"]`).count()).toBe(0);
+    const active = page.locator('.tab.active');
+    await expect.poll(() => hasFocus(active)).toBe(true);
+    // The keys work on from there: an arrow moves to the next tab, and the focus with it.
+    if (before > 1) {
+      const activeId = await active.getAttribute('id');
+      await page.keyboard.press('ArrowRight');
+      await expect.poll(() => page.locator('.tab.active').getAttribute('id')).not.toBe(activeId);
+      await expect.poll(() => hasFocus(page.locator('.tab.active'))).toBe(true);
+      await page.keyboard.press('ArrowLeft');
+      await expect.poll(() => page.locator('.tab.active').getAttribute('id')).toBe(activeId);
+    }
+  });
+
   it('broadcasts typing and pastes to every terminal tab with Ctrl+Shift+B; a tab can leave; Ctrl+Shift+B stops', async () => {
     try {
       // One more shell, so that one tab can leave while two still share.
@@ -1077,6 +1251,107 @@ describe('terminals in browser mode', () => {
     await page.locator('.menu-backdrop').click({ position: { x: 5, y: 5 } });
     await expect.poll(() => page.locator('.context-menu').count()).toBe(0);
     expect(await page.getByRole('tab').count()).toBe(tabs + 1);
+  });
+
+  /**
+   * The local shell panel, shown, with a running shell in it (launched if it had none), and the
+   * keys in that shell.
+   */
+  async function panelShell(): Promise<{ panel: Locator; id: string }> {
+    // A tab still connecting takes the keys once it opens: let it, before they go to the panel.
+    await expect.poll(() => page.locator('.tab-panel .terminal-pane[data-phase="starting"]').count(), { timeout: 15_000 }).toBe(0);
+    const panel = page.getByRole('region', { name: 'Local shell' });
+    if (!(await panel.isVisible())) await page.keyboard.press('Control+Shift+G');
+    await panel.waitFor();
+    if ((await panel.locator('.terminal-pane[data-phase="open"]').count()) === 0) {
+      await panel.getByRole('button', { name: /^(Launch|New shell)$/ }).click();
+      await panel.locator('.terminal-pane[data-phase="open"]').waitFor();
+    }
+    await panel.locator('.xterm').click();
+    await expect.poll(() => panel.locator('.xterm-helper-textarea').evaluate((t) => t === document.activeElement)).toBe(true);
+    return { panel, id: await activeSessionId(panel) };
+  }
+
+  it('shows the local shell panel as it was, scrollback and all, once, after hiding and showing it; typing goes on working', async () => {
+    const { panel, id } = await panelShell();
+    // More lines than the panel shows: the first ones are in the scrollback.
+    await page.keyboard.type("seq -f 'kept-%g' 1 300; echo keepme-$((5*5))\n");
+    await waitForLine(id, 'keepme-25');
+    const lines = async () => (await terminalText(id)).split('\n').map((l) => l.trimEnd());
+    // The prompt after the output is part of what was there.
+    await expect.poll(async () => {
+      const now = await lines();
+      return now[now.indexOf('keepme-25') + 1] ?? '';
+    }).not.toBe('');
+    const before = await lines();
+    expect(before).toContain('kept-1');
+
+    await page.keyboard.press('Control+Shift+G');
+    await expect.poll(() => panel.isVisible()).toBe(false);
+    await page.keyboard.press('Control+Shift+G');
+    await panel.waitFor();
+    expect(await activeSessionId(panel)).toBe(id);
+    expect(await lines()).toEqual(before);
+
+    await page.keyboard.type('echo typed-after-$((3*3))\n');
+    await waitForLine(id, 'typed-after-9');
+    const after = await lines();
+    expect(after.filter((l) => l === 'keepme-25')).toHaveLength(1);
+    expect(after.filter((l) => l === 'kept-1')).toHaveLength(1);
+    expect(after.slice(0, before.length - 1)).toEqual(before.slice(0, -1)); // only the prompt line took the new command
+  });
+
+  it('asks before "New shell" ends the running shell of the panel, and leaves no session that no view shows', async () => {
+    const api = await connectWebSocket(server.url, new URL(server.openUrl).searchParams.get('token') ?? '');
+    try {
+      const { panel, id } = await panelShell();
+      await page.keyboard.type('sleep 777 & echo pids-$$-$!\n');
+      // The shell's pid and its background job's (the echoed command line does not match).
+      const pidsLine = /^pids-(\d+)-(\d+)\s*$/m;
+      await expect.poll(async () => pidsLine.test(await terminalText(id))).toBe(true);
+      const [shellPid = 0, jobPid = 0] = (pidsLine.exec(await terminalText(id)) ?? []).slice(1).map(Number);
+      // A process that ended but was not reaped yet (a zombie) is not running.
+      const running = (pid: number) => {
+        try {
+          return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+        } catch {
+          return false;
+        }
+      };
+      expect(running(shellPid) && running(jobPid)).toBe(true);
+      const hostSessions = async () => (await api.call('sessions.list')).filter((s) => s.state !== 'closed').map((s) => s.id);
+      const viewedSessions = () => page.locator('.terminal-pane[data-session-id]').evaluateAll((els) => els.map((e) => e.getAttribute('data-session-id')));
+      const newShell = panel.getByRole('button', { name: 'New shell' });
+      const question = page.getByRole('dialog', { name: 'End the running shell?' });
+
+      // Cancel: the panel keeps its shell, job and all.
+      await newShell.click();
+      await question.waitFor();
+      await question.getByRole('button', { name: 'Cancel' }).click();
+      await question.waitFor({ state: 'detached' });
+      expect(await activeSessionId(panel)).toBe(id);
+      expect(await hostSessions()).toContain(id);
+      expect(running(jobPid)).toBe(true);
+
+      // Ending it: the old shell and its job are gone from the host, the new one is in the panel.
+      await newShell.click();
+      await question.getByRole('button', { name: 'End it and start a new shell' }).click();
+      await expect.poll(async () => (await panel.locator('.terminal-pane[data-phase="open"]').getAttribute('data-session-id')) ?? id).not.toBe(id);
+      const fresh = await activeSessionId(panel);
+      await expect.poll(hostSessions).not.toContain(id);
+      // The host's SIGKILL for a shell that ignores SIGHUP comes after 2 s.
+      await expect.poll(() => running(shellPid) || running(jobPid), { timeout: 5000 }).toBe(false);
+      const live = await hostSessions();
+      expect(live).toContain(fresh);
+      expect(await viewedSessions()).toEqual(expect.arrayContaining(live)); // every session the host has, a view shows
+      await expect.poll(async () => /Sessions: (\d+)/.exec(await page.locator('.status-bar').innerText())?.[1]).toBe(String(live.length));
+
+      await panel.locator('.xterm').click();
+      await page.keyboard.type('echo fresh-$((4*4))\n');
+      await waitForLine(fresh, 'fresh-16');
+    } finally {
+      api.close();
+    }
   });
 
   it('takes a screenshot of the window with a terminal open', async () => {
