@@ -73,7 +73,7 @@ describe('OpenSSH known_hosts import', () => {
         '',
       ].join('\n'),
     );
-    expect(await client.call('hostkeys.importKnownHosts', { path })).toEqual({ imported: 3, skipped: 3 });
+    expect(await client.call('hostkeys.importKnownHosts', { path })).toEqual({ imported: 3, skipped: 3, conflicts: 0 });
 
     const list = await client.call('hostkeys.list');
     const hashed = list.filter((e) => e.host.startsWith('|1|'));
@@ -84,7 +84,7 @@ describe('OpenSSH known_hosts import', () => {
     expect(await whoami()).toBe(sshd.users.password.username);
 
     // The same file again adds nothing.
-    expect(await client.call('hostkeys.importKnownHosts', { path })).toEqual({ imported: 0, skipped: 3 });
+    expect(await client.call('hostkeys.importKnownHosts', { path })).toEqual({ imported: 0, skipped: 3, conflicts: 0 });
   });
 
   test('a hashed entry is forgotten by the name hostkeys.list shows; the server is unknown again', async () => {
@@ -100,13 +100,17 @@ describe('OpenSSH known_hosts import', () => {
     execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(keyDir, 'k')]);
     const [type, b64] = readFileSync(join(keyDir, 'k.pub'), 'utf8').split(' ');
     const path = write('known_hosts_changed', `[${sshd.host}]:${sshd.port} ${type} ${b64}\n`);
-    expect(await client.call('hostkeys.importKnownHosts', { path })).toEqual({ imported: 1, skipped: 0 });
+    expect(await client.call('hostkeys.importKnownHosts', { path })).toEqual({ imported: 1, skipped: 0, conflicts: 0 });
 
     const before = logins();
     const err = await failure(client.call('ssh.open', { connectionId }));
     expect(err.code).toBe('EHOSTKEY_CHANGED');
     expect(err.details).toMatchObject({ fingerprint: sshd.hostKeyFingerprint });
     expect(logins()).toBe(before);
+    // The server's real key in another file: Wraith keeps the key it trusts, and says it did.
+    const real = write('known_hosts_real', `[${sshd.host}]:${sshd.port} ${readFileSync(join(sshd.dir, 'host_ed25519.pub'), 'utf8').split(' ').slice(0, 2).join(' ')}\n`);
+    expect(await client.call('hostkeys.importKnownHosts', { path: real })).toEqual({ imported: 0, skipped: 0, conflicts: 1 });
+    expect((await failure(client.call('ssh.open', { connectionId }))).code).toBe('EHOSTKEY_CHANGED');
     await client.call('hostkeys.forget', { kind: 'ssh', host: sshd.host, port: sshd.port });
   });
 
@@ -122,6 +126,6 @@ describe('OpenSSH known_hosts import', () => {
     expect(folder.message).toContain(dir);
 
     const config = write('ssh_config', 'Host web01\n  HostName 10.0.0.5\n  IdentityFile ~/.ssh/id_ed25519 extra\n');
-    expect(await client.call('hostkeys.importKnownHosts', { path: config })).toEqual({ imported: 0, skipped: 3 });
+    expect(await client.call('hostkeys.importKnownHosts', { path: config })).toEqual({ imported: 0, skipped: 3, conflicts: 0 });
   });
 });

@@ -35,8 +35,9 @@ export const hostkeysMethods = {
   ),
   'hostkeys.importKnownHosts': method(
     z.object({ path: z.string().min(1).max(4096).optional() }).optional(),
-    z.object({ imported: z.number().int(), skipped: z.number().int() }),
+    z.object({ imported: z.number().int(), skipped: z.number().int(), conflicts: z.number().int() }),
     'Imports an OpenSSH known_hosts file of the host machine (default ~/.ssh/known_hosts; "~/" is expanded), hashed entries included. ' +
-      'imported counts new host/key pairs (keys already trusted are not counted); skipped counts @cert-authority/@revoked lines, wildcard patterns and unreadable lines.',
+      'imported counts new host/key pairs (keys already trusted are not counted); skipped counts @cert-authority/@revoked lines, wildcard patterns and unreadable lines; ' +
+      'conflicts counts keys the file has for a host and key type where Wraith trusts a different key (Wraith keeps its own; forget it to take the file\'s).',
   ),
 };

@@ -92,7 +92,7 @@ export class HostKeyStore {
   }
 
   /** Imports an OpenSSH known_hosts file: plain, "[host]:port", comma lists and hashed entries. */
-  importKnownHosts(file = '~/.ssh/known_hosts'): { imported: number; skipped: number } {
+  importKnownHosts(file = '~/.ssh/known_hosts'): { imported: number; skipped: number; conflicts: number } {
     // "~/" as a person types it, in the UI or on the command line.
     const path = file === '~' || file.startsWith('~/') ? join(homedir(), file.slice(1)) : file;
     let text: string;
@@ -110,9 +110,17 @@ export class HostKeyStore {
       `INSERT OR IGNORE INTO known_hosts (kind, host, port, key_type, fingerprint, hashed, source, added_at)
        VALUES ('ssh', ?, ?, ?, ?, ?, 'known_hosts', ?)`,
     );
+    const trusted = this.db.prepare(`SELECT fingerprint FROM known_hosts WHERE kind = 'ssh' AND host = ? AND port = ? AND key_type = ?`);
     const now = new Date().toISOString();
     let imported = 0;
     let skipped = 0;
+    // The file's key where Wraith trusts another of the same type: Wraith's is kept (a file never
+    // replaces a trusted key), and the count says so rather than "nothing new".
+    let conflicts = 0;
+    const add = (host: string, port: number, keyType: string, fp: string, hashed: 0 | 1) => {
+      if (put.run(host, port, keyType, fp, hashed, now).changes > 0) imported++;
+      else if ((trusted.get(host, port, keyType) as { fingerprint: string } | undefined)?.fingerprint !== fp) conflicts++;
+    };
     this.db.transaction(() => {
       for (const raw of text.split('\n')) {
         const line = raw.trim();
@@ -132,7 +140,7 @@ export class HostKeyStore {
         const fp = sshFingerprint(blob);
         for (const h of hosts.split(',')) {
           if (h.startsWith('|1|')) {
-            if (HASHED_NAME.test(h)) imported += put.run(h, 0, keyType, fp, 1, now).changes;
+            if (HASHED_NAME.test(h)) add(h, 0, keyType, fp, 1);
             else skipped++;
             continue;
           }
@@ -143,11 +151,11 @@ export class HostKeyStore {
             skipped++;
             continue;
           }
-          imported += put.run(m?.[1] ?? h, port, keyType, fp, 0, now).changes;
+          add(m?.[1] ?? h, port, keyType, fp, 0);
         }
       }
     })();
-    return { imported, skipped };
+    return { imported, skipped, conflicts };
   }
 
   private matching(kind: HostKeyKind, host: string, port: number): Row[] {
