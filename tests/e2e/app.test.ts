@@ -113,6 +113,34 @@ describe('the Wraith window in browser mode', () => {
     expect(await tree().getByRole('treeitem', { name: /^abc-port/ }).count()).toBe(0);
   });
 
+  it('moves the user and port of "user@host:port" typed in Host into their own fields', async () => {
+    await page.locator('.connections .panel-head').getByRole('button', { name: 'New connection' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New connection' });
+    await dialog.locator('input[name=name]').fill('pasted');
+    await dialog.locator('input[name=host]').fill('ops@10.0.0.7:2222');
+    await dialog.locator('input[name=host]').press('Tab');
+    expect(await dialog.locator('input[name=host]').inputValue()).toBe('10.0.0.7');
+    expect(await dialog.locator('input[name=port]').inputValue()).toBe('2222');
+    expect(await dialog.locator('input[name=username]').inputValue()).toBe('ops');
+    // Saved straight from the field (Enter, no blur) it is split the same way.
+    await dialog.locator('input[name=host]').fill('[::1]:2200');
+    await dialog.locator('input[name=port]').fill('');
+    await dialog.locator('input[name=host]').press('Enter');
+    await dialog.waitFor({ state: 'detached' });
+    const item = tree().getByRole('treeitem', { name: /^pasted, SSH/ });
+    await item.waitFor();
+    await item.click({ button: 'right' });
+    await page.getByRole('menuitem', { name: /^Edit/ }).click();
+    const edit = page.getByRole('dialog', { name: 'Edit pasted' });
+    expect([await edit.locator('input[name=host]').inputValue(), await edit.locator('input[name=port]').inputValue()]).toEqual(['::1', '2200']);
+    await edit.getByRole('button', { name: 'Cancel' }).click();
+    await edit.waitFor({ state: 'detached' });
+    await item.click({ button: 'right' });
+    await page.getByRole('menuitem', { name: 'Delete…' }).click();
+    await page.getByRole('dialog', { name: 'Delete connection' }).getByRole('button', { name: 'Delete' }).click();
+    await item.waitFor({ state: 'detached' });
+  });
+
   it('refuses a blank font family and a blank scrollback in Settings on their fields, in words, and saves neither', async () => {
     const openSettings = async () => {
       await page.getByRole('button', { name: 'Settings' }).click();
