@@ -2,8 +2,9 @@
  * The RDP tab in real Chromium against a real RDP server (freerdp-shadow-cli sharing an Xvfb
  * display): certificate trust, the desktop's pixels on the canvas (live updates too), clicks that
  * land where xdotool says (through the fit scale and at 1:1), typed keys that reach an X window,
- * the screenshot download, "Disconnected — Reconnect" when the server dies, and a repaint of what
- * changed while the page's own link to the host was cut. The page reaches `wraith serve` through
+ * the screenshot download, "Disconnected — Reconnect" when the server dies, a repaint of what
+ * changed while the page's own link to the host was cut, and the certificate questions on
+ * Reconnect (a server with a new certificate, a certificate forgotten). The page reaches `wraith serve` through
  * a forward that can cut its WebSocket (tests/fixtures/ws-cutter.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -220,6 +221,65 @@ describe('the RDP tab (needs Xvfb, freerdp2-shadow-x11, winpr-utils, xdotool: sc
     await rdp.x('xsetroot', ['-solid', '#aa8822']);
     await waitForColour(512, 384, '#aa8822');
     expect(Number(await pane().getAttribute('data-frames'))).toBeGreaterThan(before);
+  });
+
+  it('asks about a changed certificate on Reconnect; forgetting it and trusting the new one reconnects the same tab', async () => {
+    const id = await pane().getAttribute('data-session-id');
+    const old = (await client.call('hostkeys.list')).find((k) => k.kind === 'rdp' && k.port === rdp.port)?.fingerprint;
+    expect(old).toBeTruthy();
+    await rdp.killServer();
+    const disconnected = pane().getByRole('alert').filter({ hasText: 'Disconnected from test desktop' });
+    await disconnected.waitFor({ timeout: 20_000 });
+    await rdp.restartServer({ newCertificate: true });
+    // Painted while the tab is away: seeing it later proves the reconnected session paints.
+    await rdp.x('xsetroot', ['-solid', '#5544cc']);
+    await disconnected.getByRole('button', { name: 'Reconnect' }).click();
+
+    // The warning a new tab shows, not a "Disconnected" card whose Reconnect fails for ever.
+    const warning = pane().getByRole('alertdialog', { name: /certificate of 127\.0\.0\.1:\d+ has changed/ });
+    await warning.waitFor({ timeout: 20_000 });
+    const [presented, trusted] = await warning.locator('.fingerprint').allInnerTexts();
+    expect(trusted).toBe(old);
+    expect(presented).toBeTruthy();
+    expect(presented).not.toBe(old);
+    await warning.getByLabel("I have confirmed the new certificate with the server's administrator").check();
+    await warning.getByRole('button', { name: 'Forget old certificate…' }).click();
+
+    // Forgetting leads to the first-connection question about the new certificate, in the same tab.
+    const card = pane().getByRole('alertdialog', { name: new RegExp(`First connection to 127\\.0\\.0\\.1:${rdp.port}`) });
+    await card.waitFor({ timeout: 20_000 });
+    expect(await card.locator('.fingerprint').innerText()).toBe(presented);
+    await card.getByRole('button', { name: 'Trust and connect' }).click();
+    await expect.poll(() => pane().getAttribute('data-phase'), { timeout: 20_000 }).toBe('open');
+    expect(await pane().getAttribute('data-session-id')).toBe(id);
+    expect(await page.locator('.tab').count()).toBe(1);
+    await waitForColour(512, 384, '#5544cc');
+    const known = (await client.call('hostkeys.list')).filter((k) => k.kind === 'rdp' && k.port === rdp.port);
+    expect(known.map((k) => k.fingerprint)).toEqual([presented]);
+  });
+
+  it('asks the first-connection question on Reconnect when the certificate was forgotten, and trusting reconnects the same tab', async () => {
+    const id = await pane().getAttribute('data-session-id');
+    const fingerprint = (await client.call('hostkeys.list')).find((k) => k.kind === 'rdp' && k.port === rdp.port)?.fingerprint;
+    expect(fingerprint).toBeTruthy();
+    await rdp.killServer();
+    const disconnected = pane().getByRole('alert').filter({ hasText: 'Disconnected from test desktop' });
+    await disconnected.waitFor({ timeout: 20_000 });
+    await client.call('hostkeys.forget', { kind: 'rdp', host: rdp.host, port: rdp.port });
+    await rdp.restartServer();
+    await rdp.x('xsetroot', ['-solid', '#cc3388']);
+    await disconnected.getByRole('button', { name: 'Reconnect' }).click();
+
+    const card = pane().getByRole('alertdialog', { name: new RegExp(`First connection to 127\\.0\\.0\\.1:${rdp.port}`) });
+    await card.waitFor({ timeout: 20_000 });
+    expect(await card.locator('.fingerprint').innerText()).toBe(fingerprint);
+    await card.getByRole('button', { name: 'Trust and connect' }).click();
+    await expect.poll(() => pane().getAttribute('data-phase'), { timeout: 20_000 }).toBe('open');
+    expect(await pane().getAttribute('data-session-id')).toBe(id);
+    expect(await page.locator('.tab').count()).toBe(1);
+    await waitForColour(512, 384, '#cc3388');
+    const known = (await client.call('hostkeys.list')).filter((k) => k.kind === 'rdp' && k.port === rdp.port);
+    expect(known.map((k) => k.fingerprint)).toEqual([fingerprint]);
   });
 
   it('takes a screenshot of the window with the desktop open, with no page errors', async () => {

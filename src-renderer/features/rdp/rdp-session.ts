@@ -46,10 +46,28 @@ export function useRdpSession(key: string) {
       t.sessionId = r.sessionId;
       t.phase = 'open';
     } catch (err) {
-      t.problem = problemOf(err);
-      const code = t.problem.code;
-      t.phase = code === 'ECERT_UNKNOWN' ? 'hostkey-unknown' : code === 'ECERT_CHANGED' ? 'hostkey-changed' : 'failed';
+      fail(t, err, 'failed');
     }
+  }
+
+  /**
+   * Records why connecting failed. A certificate question becomes its card (the person decides,
+   * whether the tab was opening or reconnecting); anything else leaves the tab `otherwise`.
+   */
+  function fail(t: RdpTab, err: unknown, otherwise: 'failed' | 'disconnected'): void {
+    t.problem = problemOf(err);
+    const code = t.problem.code;
+    t.phase = code === 'ECERT_UNKNOWN' ? 'hostkey-unknown' : code === 'ECERT_CHANGED' ? 'hostkey-changed' : otherwise;
+  }
+
+  /**
+   * Connects again after a certificate decision: a tab whose session dropped reconnects that
+   * session (same id, as Reconnect does; open() would see it has one and do nothing); a tab that
+   * never opened opens one.
+   */
+  async function connectAfterDecision(fit: { width: number; height: number }): Promise<void> {
+    if (tab()?.sessionId) await reconnect();
+    else await open(fit);
   }
 
   async function trustAndOpen(fit: { width: number; height: number }): Promise<void> {
@@ -57,7 +75,7 @@ export function useRdpSession(key: string) {
     const cert = t && certificateOf(t);
     if (!cert) return;
     await host.call('hostkeys.trust', { kind: 'rdp', host: cert.host, port: cert.port, keyType: 'x509', fingerprint: cert.fingerprint });
-    await open(fit);
+    await connectAfterDecision(fit);
   }
 
   /** After a changed certificate, deliberately: forget the old one, then judge the new one. */
@@ -66,7 +84,7 @@ export function useRdpSession(key: string) {
     const cert = t && certificateOf(t);
     if (!cert) return;
     await host.call('hostkeys.forget', { kind: 'rdp', host: cert.host, port: cert.port });
-    await open(fit);
+    await connectAfterDecision(fit);
   }
 
   async function reconnect(): Promise<void> {
@@ -79,9 +97,10 @@ export function useRdpSession(key: string) {
       t.phase = 'open';
       t.problem = null;
     } catch (err) {
-      t.problem = problemOf(err);
-      // The session id is kept by the host; a certificate question still needs an answer.
-      t.phase = 'disconnected';
+      // The host keeps the session (and its id). A server whose certificate changed, or whose
+      // certificate was forgotten, asks the question a new tab asks (its card); Reconnect alone
+      // would only fail the same way again.
+      fail(t, err, 'disconnected');
     }
   }
 
