@@ -98,6 +98,7 @@ export class App {
       hostKeys: this.hostKeys,
       keepaliveIntervalMs: () => this.settings.get()['ssh.keepaliveIntervalMs'],
       promptTimeoutMs: options.terminal?.promptTimeoutMs,
+      noteSecret: (secret) => this.redactor.addSecret(secret),
     });
     this.pty = new PtyService(terminalDeps);
     this.rdp.openTunnel = (via, host, port) => this.ssh.openTunnel(via, host, port);

@@ -1,6 +1,6 @@
 import { defineStore } from 'pinia';
 import { computed, ref, watch } from 'vue';
-import type { EventPayload } from '@common/contract/index.js';
+import { CredentialNeed, type EventPayload, type OneTimeCredential } from '@common/contract/index.js';
 import type { SessionInfo } from '@common/contract/sessions.js';
 import { toast } from '../composables/dialogs.js';
 import { asWraithError } from '../composables/errors.js';
@@ -12,10 +12,14 @@ export type TerminalBackend = 'ssh' | 'pty';
 
 /**
  * starting: opening; hostkey-unknown / hostkey-changed: waiting for the user's decision;
- * failed: could not open (problem says why); open; disconnected: SSH dropped (Reconnect keeps the
- * scrollback); ended: the shell exited or the session was closed.
+ * credential: waiting for a password or key passphrase that is not saved, or was refused (problem
+ * details: a CredentialNeed); failed: could not open (problem says why); open; disconnected: SSH
+ * dropped (Reconnect keeps the scrollback); ended: the shell exited or the session was closed.
  */
-export type TabPhase = 'starting' | 'hostkey-unknown' | 'hostkey-changed' | 'failed' | 'open' | 'disconnected' | 'ended';
+export type TabPhase = 'starting' | 'hostkey-unknown' | 'hostkey-changed' | 'credential' | 'failed' | 'open' | 'disconnected' | 'ended';
+
+/** As OpenSSH (NumberOfPasswordPrompts 3): after this many refused secrets the tab stops asking. */
+export const MAX_CREDENTIAL_TRIES = 3;
 
 export interface Problem {
   code: string;
@@ -41,6 +45,8 @@ export interface TerminalTab {
   startInput: string | null;
   /** What the shell calls its window (OSC 0/2, e.g. Debian's bash: "user@host: ~/dir"); the tab's own title stays. */
   shellTitle: string | null;
+  /** Secrets typed into this tab's credential card that the server refused, in a row. */
+  credentialTries: number;
 }
 
 /**
@@ -66,7 +72,7 @@ export type SshPrompt = EventPayload<'ssh.prompt'>;
 let nextKey = 1;
 
 function newTab(kind: TerminalBackend, title: string, extra: Partial<TerminalTab> = {}): TerminalTab {
-  return { key: `tab-${nextKey++}`, kind, title, connectionId: null, shell: null, sessionId: null, phase: 'starting', problem: null, reattach: false, attention: null, startInput: null, shellTitle: null, ...extra };
+  return { key: `tab-${nextKey++}`, kind, title, connectionId: null, shell: null, sessionId: null, phase: 'starting', problem: null, reattach: false, attention: null, startInput: null, shellTitle: null, credentialTries: 0, ...extra };
 }
 
 function exitReason(p: EventPayload<'terminal.exit'>): string {
@@ -255,17 +261,24 @@ export const useSessionsStore = defineStore('sessions', () => {
     panelShell.value = null;
   }
 
-  /** Opens the session of a terminal at the size its view measured. */
-  async function start(key: string, cols: number, rows: number): Promise<void> {
+  /**
+   * Opens the session of a terminal at the size its view measured; `credential` is a password or
+   * passphrase the person just typed into the tab's card (sent for this connect only).
+   */
+  async function start(key: string, cols: number, rows: number, credential?: OneTimeCredential): Promise<void> {
     const tab = find(key);
     if (!tab || tab.sessionId) return;
     tab.phase = 'starting';
     tab.problem = null;
+    if (!credential) tab.credentialTries = 0;
     try {
       if (tab.kind === 'ssh') {
         const connectionId = tab.connectionId;
         if (!connectionId) throw new Error('This tab has no saved connection to open.');
-        const r = await vault.withUnlocked(`Connect to ${tab.title}`, () => host.call('ssh.open', { connectionId, cols, rows }));
+        const r = await vault.withUnlocked(`Connect to ${tab.title}`, () =>
+          host.call('ssh.open', credential ? { connectionId, cols, rows, credential } : { connectionId, cols, rows }),
+        );
+        tab.credentialTries = 0;
         tab.sessionId = r.sessionId;
         // The session is open; a saved port forward that could not start is news, not a failure.
         for (const message of r.forwardErrors ?? []) toast(`${tab.title}: ${message}`, 'error');
@@ -300,7 +313,31 @@ export const useSessionsStore = defineStore('sessions', () => {
   function fail(tab: TerminalTab, err: unknown, otherwise: 'failed' | 'disconnected'): void {
     const e = asWraithError(err);
     tab.problem = { code: e.code, message: e.message, details: e.details ?? {} };
-    tab.phase = e.code === 'EHOSTKEY_UNKNOWN' ? 'hostkey-unknown' : e.code === 'EHOSTKEY_CHANGED' ? 'hostkey-changed' : otherwise;
+    const need = e.code === 'EAUTH' ? CredentialNeed.safeParse(e.details).data : undefined;
+    if (need?.reason === 'credential-rejected') tab.credentialTries += 1;
+    // A missing or refused password is asked for in the tab (its card), as ssh asks at its
+    // prompt — up to MAX_CREDENTIAL_TRIES refusals, then the tab says it failed (Try again asks anew).
+    const ask = need && tab.credentialTries < MAX_CREDENTIAL_TRIES;
+    tab.phase = e.code === 'EHOSTKEY_UNKNOWN' ? 'hostkey-unknown' : e.code === 'EHOSTKEY_CHANGED' ? 'hostkey-changed' : ask ? 'credential' : otherwise;
+  }
+
+  /** What the tab's credential card asks for: the secret, the hop it is for, and whether one was refused. */
+  function credentialNeed(tab: SessionTab): CredentialNeed | null {
+    return tab.phase === 'credential' && tab.problem?.code === 'EAUTH' ? (CredentialNeed.safeParse(tab.problem.details).data ?? null) : null;
+  }
+
+  /**
+   * Connects with the password or passphrase typed into the tab's card (saved in the vault only
+   * when `save`): a dropped session reconnects, a tab that never opened opens. A refusal brings
+   * the card back with the server's answer.
+   */
+  async function connectWithCredential(key: string, secret: string, save: boolean, cols: number, rows: number): Promise<void> {
+    const tab = find(key);
+    const need = tab && credentialNeed(tab);
+    if (!tab || !need) return;
+    const credential = { connectionId: need.connectionId, secret, save };
+    if (tab.sessionId) await reconnect(tab.key, credential);
+    else await start(tab.key, cols, rows, credential);
   }
 
   /**
@@ -337,12 +374,15 @@ export const useSessionsStore = defineStore('sessions', () => {
     await connectAfterDecision(tab, cols, rows);
   }
 
-  async function reconnect(key: string): Promise<void> {
+  async function reconnect(key: string, credential?: OneTimeCredential): Promise<void> {
     const tab = find(key);
     if (!tab?.sessionId) return;
+    if (!credential) tab.credentialTries = 0;
     // The tab stays "disconnected" (typing goes nowhere) until the host reports it open again.
     try {
-      await vault.withUnlocked(`Reconnect to ${tab.title}`, () => host.call('ssh.reconnect', { sessionId: tab.sessionId ?? '' }));
+      const sessionId = tab.sessionId;
+      await vault.withUnlocked(`Reconnect to ${tab.title}`, () => host.call('ssh.reconnect', credential ? { sessionId, credential } : { sessionId }));
+      tab.credentialTries = 0;
       const info = tab.sessionId ? infos.value[tab.sessionId] : undefined;
       if (info) applyInfo(info);
     } catch (err) {
@@ -474,7 +514,7 @@ export const useSessionsStore = defineStore('sessions', () => {
 
   return {
     infos, tabs, activeKey, activeTab, panelShell, prompts, openCount,
-    load, openSsh, openShellTab, openRdp, findRdp, setPanelShell, panelShellRunning, closePanelShell, start, trustAndConnect, forgetAndRetry, reconnect, relaunch, kill, close, activate, cycle,
+    load, openSsh, openShellTab, openRdp, findRdp, setPanelShell, panelShellRunning, closePanelShell, start, trustAndConnect, forgetAndRetry, connectWithCredential, credentialNeed, reconnect, relaunch, kill, close, activate, cycle,
     canDuplicate, duplicate, openSshIn, rename, setShellTitle, move, markAttention,
     answerPrompt, hostKeyTarget,
   };

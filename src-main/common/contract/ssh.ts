@@ -1,21 +1,58 @@
 import { z } from 'zod';
 import { Id, Ok, event, method } from './define.js';
 
+/**
+ * A password or key passphrase typed for one connect, for a connection that has none saved (or
+ * whose saved one was refused). Why ssh.open carries it rather than a keyboard-interactive
+ * `ssh.prompt`: like an unknown host key, a missing secret is not a blocking prompt — ssh.open
+ * fails at once with EAUTH and `details` a CredentialNeed, so the CLI, the XO and scripts get a
+ * clear answer instead of a login hanging on a question nobody is shown; the tab asks in place and
+ * connects again with this. It is checked only after the host key (the need is reported from the
+ * auth step, which runs after key exchange), sent to that one hop for this connect only, and
+ * written to the vault only when `save` is set and the server accepted it.
+ */
+export const OneTimeCredential = z.object({
+  /** The hop it is for: `details.connectionId` of the CredentialNeed (the target or a jump host). */
+  connectionId: Id,
+  secret: z.string().min(1).max(10_000),
+  save: z.boolean().default(false),
+});
+export type OneTimeCredential = z.infer<typeof OneTimeCredential>;
+
+/**
+ * `details` of an EAUTH that a person can fix by typing a secret: none saved ("required"), or the
+ * one tried was refused by the server / does not decrypt the key ("rejected"). UIs recognise it
+ * by `reason`, never by the message.
+ */
+export const CredentialNeed = z.object({
+  reason: z.enum(['credential-required', 'credential-rejected']),
+  credential: z.enum(['password', 'passphrase']),
+  connectionId: Id,
+  connectionName: z.string(),
+  username: z.string(),
+  host: z.string(),
+  port: z.number().int(),
+});
+export type CredentialNeed = z.infer<typeof CredentialNeed>;
+
 export const sshMethods = {
   'ssh.open': method(
     z.object({
       connectionId: Id,
       cols: z.number().int().min(1).max(1000).default(80),
       rows: z.number().int().min(1).max(1000).default(24),
+      credential: OneTimeCredential.optional(),
     }),
     z.object({
       sessionId: Id,
       /** The connection's saved port forwards that did not start (the session opened all the same), each saying why. */
       forwardErrors: z.array(z.string()).optional(),
     }),
-    "Connects a saved SSH connection (host key checked before any credential is sent), opens a shell and starts the connection's saved port forwards.",
+    "Connects a saved SSH connection (host key checked before any credential is sent), opens a shell and starts the connection's saved port forwards. " +
+      'A password or key passphrase that is not saved (or is refused) fails EAUTH with details.reason credential-required / credential-rejected; ' +
+      '`credential` then gives one for this connect (saved in the vault only with save: true, once the server accepted it).',
   ),
-  'ssh.reconnect': method(z.object({ sessionId: Id }), Ok, 'Reconnects a disconnected SSH session, keeping its scrollback.'),
+  'ssh.reconnect': method(z.object({ sessionId: Id, credential: OneTimeCredential.optional() }), Ok, 'Reconnects a disconnected SSH session, keeping its scrollback.'),
   'ssh.exec': method(
     z.object({
       sessionId: Id,

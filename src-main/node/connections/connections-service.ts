@@ -96,6 +96,11 @@ export class ConnectionsService {
     };
   }
 
+  /** ELOCKED unless a secret could be written now (the vault is set up and unlocked). */
+  assertCanSaveSecrets(): void {
+    this.vault.assertWritable();
+  }
+
   create(fields: Fields, secrets: Secrets = {}): Connection {
     this.checkRefs(null, fields.groupId, fields.jumpHostId);
     const id = randomUUID();

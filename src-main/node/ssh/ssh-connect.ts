@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import type { Duplex } from 'node:stream';
 import ssh2, { type AnyAuthMethod, type AuthHandlerMiddleware, Client, type Prompt } from 'ssh2';
+import type { CredentialNeed } from '../../common/contract/ssh.js';
 import { WraithError } from '../../common/errors.js';
 import type { ResolvedConnection } from '../connections/connections-service.js';
 import { type HostKeyStore, sshFingerprint } from '../hostkeys/host-key-store.js';
@@ -92,6 +93,15 @@ function expandHome(path: string): string {
   return path === '~' || path.startsWith('~/') ? homedir() + path.slice(1) : path;
 }
 
+/**
+ * An EAUTH a person fixes by typing the secret (ssh.open's `credential`): its details say which
+ * secret, for which hop, and whether it was missing or refused (contract: CredentialNeed).
+ */
+export function credentialError(conn: ResolvedConnection, reason: CredentialNeed['reason'], credential: CredentialNeed['credential'], message: string): WraithError {
+  const details: CredentialNeed = { reason, credential, connectionId: conn.id, connectionName: conn.name, username: conn.username, host: conn.host, port: conn.port };
+  return new WraithError('EAUTH', message, details);
+}
+
 /** The private key and passphrase for key auth, checked locally so a wrong passphrase says so. */
 function loadKey(conn: ResolvedConnection): { key: Buffer; passphrase?: string } {
   let key: Buffer;
@@ -108,10 +118,10 @@ function loadKey(conn: ResolvedConnection): { key: Buffer; passphrase?: string }
   const parsed = utils.parseKey(key, conn.passphrase ?? undefined);
   if (parsed instanceof Error) {
     if (/no passphrase/i.test(parsed.message)) {
-      throw new WraithError('EAUTH', `The private key of ${conn.name} is encrypted: save its passphrase in the connection.`);
+      throw credentialError(conn, 'credential-required', 'passphrase', `The private key of ${conn.name} is encrypted and no passphrase is saved for it: enter it to connect.`);
     }
     if (/passphrase|decrypt/i.test(parsed.message)) {
-      throw new WraithError('EAUTH', `The passphrase saved for ${conn.name}'s private key is wrong.`);
+      throw credentialError(conn, 'credential-rejected', 'passphrase', `That passphrase does not decrypt the private key of ${conn.name}.`);
     }
     throw new WraithError('EAUTH', `The private key of ${conn.name} cannot be read: ${parsed.message}.`);
   }
@@ -137,13 +147,17 @@ function forwardableAgent(conn: ResolvedConnection): string {
  */
 export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: Duplex, signal?: AbortSignal, opts: { isTarget?: boolean } = {}): Promise<Client> {
   const hop = hopOf(conn);
-  // Fail fast on what we can tell locally.
-  const auth = authMethods(deps, conn);
+  // Fail fast on what we can tell locally — except a missing or wrong password / passphrase,
+  // which is reported from the auth step below: by then the host key has been checked, so the
+  // person is asked about the server's identity first and types a secret only for a known server.
+  const { methods: auth, pending } = authMethods(deps, conn);
   // Agent forwarding reaches the target only, never a jump host on the way.
   const agentToForward = opts.isTarget && conn.sshOptions.agentForward ? forwardableAgent(conn) : undefined;
   return new Promise<Client>((resolve, reject) => {
     const client = new Client();
     let failure: WraithError | null = null;
+    /** The password went to the server (password auth, or its keyboard-interactive prompt). */
+    let passwordSent = false;
     let settled = false;
     const finish = (err: WraithError | null) => {
       if (settled) return;
@@ -164,7 +178,12 @@ export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: D
     signal?.addEventListener('abort', onAbort, { once: true });
     if (signal?.aborted) return onAbort();
     client.once('ready', onReady);
-    client.on('error', (err) => finish(failure ?? mapConnectError(err, hop)));
+    // The server refused the login after it was given the password: the person may type it again.
+    const refusedPassword = (err: Error): WraithError | null =>
+      passwordSent && Reflect.get(err, 'level') === 'client-authentication'
+        ? credentialError(conn, 'credential-rejected', 'password', `${label(hop)} refused the login with that password: permission denied, please try again.`)
+        : null;
+    client.on('error', (err) => finish(failure ?? refusedPassword(err) ?? mapConnectError(err, hop)));
     client.once('close', () => finish(failure ?? new WraithError('EIO', `${label(hop)} closed the connection during login.`)));
 
     const kiPrompt = (name: string, instructions: string, _lang: string, prompts: Prompt[], done: (a: string[]) => void) => {
@@ -172,6 +191,7 @@ export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: D
       // With password auth, PAM's single hidden "Password:" prompt gets the saved password, once.
       if (conn.authMethod === 'password' && conn.password !== null && !passwordUsedForKi && prompts.length === 1 && !prompts[0]?.echo) {
         passwordUsedForKi = true;
+        passwordSent = true;
         return done([conn.password]);
       }
       void deps.prompts.ask(conn.id, name, instructions, prompts).then((answers) => {
@@ -195,13 +215,20 @@ export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: D
     // Asks with "none" first (as OpenSSH) to learn what the server accepts, then tries only
     // those; keyboard-interactive stands in for password auth only where password is not offered.
     const authHandler: AuthHandlerMiddleware = (authsLeft, _partial, cb) => {
-      if (authsLeft === null || authsLeft === undefined) return cb({ type: 'none', username: conn.username });
+      if (authsLeft === null || authsLeft === undefined) {
+        // First call: key exchange and the host key check are done, nothing has been sent yet.
+        if (pending) {
+          failure = pending;
+          return Reflect.apply(cb, undefined, [false]);
+        }
+        return cb({ type: 'none', username: conn.username });
+      }
       while (next < methods.length) {
         const m = methods[next++] as AnyAuthMethod;
         const wire = m.type === 'agent' ? 'publickey' : m.type;
         if (!authsLeft.includes(wire)) continue;
         if (m.type === 'keyboard-interactive' && passwordTried) continue;
-        if (m.type === 'password') passwordTried = true;
+        if (m.type === 'password') passwordTried = passwordSent = true;
         return cb(m);
       }
       // `false` means "no more methods" (ssh2's documented contract; @types/ssh2 omits it).
@@ -255,28 +282,42 @@ export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: D
 
 type AuthSpec = AnyAuthMethod;
 
-function authMethods(deps: ConnectDeps, conn: ResolvedConnection): AuthSpec[] {
+/**
+ * The auth methods to try, or (pending) the credential error to report once the host key has
+ * been checked: a password or key passphrase that is missing, or a passphrase that is wrong.
+ */
+function authMethods(deps: ConnectDeps, conn: ResolvedConnection): { methods: AuthSpec[]; pending: WraithError | null } {
   const username = conn.username;
   if (!username) throw new WraithError('EBADARGS', `${conn.name} has no user name; set one in the connection.`);
+  void deps;
   switch (conn.authMethod) {
     case 'password':
-      if (conn.password === null) throw new WraithError('EAUTH', `No password is saved for ${conn.name}; add it to the connection.`);
+      if (conn.password === null) {
+        return { methods: [], pending: credentialError(conn, 'credential-required', 'password', `No password is saved for ${conn.name}: enter it to connect.`) };
+      }
       // Many servers (PAM) offer only keyboard-interactive: answer its password prompt too.
-      return [
-        { type: 'password', username, password: conn.password },
-        { type: 'keyboard-interactive', username, prompt: () => {} },
-      ];
+      return {
+        methods: [
+          { type: 'password', username, password: conn.password },
+          { type: 'keyboard-interactive', username, prompt: () => {} },
+        ],
+        pending: null,
+      };
     case 'key':
-      return [{ type: 'publickey', username, ...loadKey(conn) }];
+      try {
+        return { methods: [{ type: 'publickey', username, ...loadKey(conn) }], pending: null };
+      } catch (err) {
+        if (err instanceof WraithError && err.code === 'EAUTH' && typeof err.details?.reason === 'string') return { methods: [], pending: err };
+        throw err;
+      }
     case 'agent': {
       const agent = process.env.SSH_AUTH_SOCK;
       if (!agent) throw new WraithError('EAUTH', `${conn.name} uses the SSH agent, but no agent is running here (SSH_AUTH_SOCK is not set).`);
-      return [{ type: 'agent', username, agent }];
+      return { methods: [{ type: 'agent', username, agent }], pending: null };
     }
     case 'keyboard-interactive':
-      return [{ type: 'keyboard-interactive', username, prompt: () => {} }];
+      return { methods: [{ type: 'keyboard-interactive', username, prompt: () => {} }], pending: null };
   }
-  void deps;
 }
 
 /** Opens a direct-tcpip channel through `via` to the next hop. */

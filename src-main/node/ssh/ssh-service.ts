@@ -4,6 +4,7 @@ import type { Client, ClientChannel, SFTPWrapper } from 'ssh2';
 import { OK } from '../../common/contract/define.js';
 import type { SavedForward } from '../../common/contract/connections.js';
 import type { SessionInfo } from '../../common/contract/sessions.js';
+import type { OneTimeCredential } from '../../common/contract/ssh.js';
 import { describeForward } from '../../common/contract/tunnels.js';
 import { WraithError } from '../../common/errors.js';
 import type { ConnectionsService, ResolvedConnection } from '../connections/connections-service.js';
@@ -28,6 +29,8 @@ export interface SshServiceDeps {
   flow?: Partial<FlowControlOptions>;
   /** How long a keyboard-interactive prompt waits for `ssh.answer`. */
   promptTimeoutMs?: number;
+  /** A secret a person typed (a one-time password or passphrase): the XO's redactor learns it. */
+  noteSecret?: (secret: string) => void;
   readyTimeoutMs?: number;
 }
 
@@ -320,8 +323,32 @@ export class SshService {
     return chain;
   }
 
-  async open(input: { connectionId: string; cols: number; rows: number }, signal?: AbortSignal): Promise<{ sessionId: string; forwardErrors?: string[] }> {
-    const chain = this.resolveChain(input.connectionId);
+  /**
+   * The chain with a typed password or passphrase put in place of the missing (or refused) saved
+   * one, for this connect only; `save` says to write it to the vault once the server accepts it.
+   */
+  private withCredential(chain: ResolvedConnection[], credential: OneTimeCredential | undefined): { chain: ResolvedConnection[]; save: (() => void) | null } {
+    if (!credential) return { chain, save: null };
+    const hop = chain.find((c) => c.id === credential.connectionId);
+    if (!hop) throw new WraithError('EBADARGS', `The password given is for a connection that is not on the way to ${chain[0]?.name ?? 'this host'}.`);
+    const field = hop.authMethod === 'password' ? 'password' : hop.authMethod === 'key' ? 'passphrase' : null;
+    if (!field) throw new WraithError('EBADARGS', `${hop.name} uses ${hop.authMethod} authentication: it takes no password or key passphrase.`);
+    // Writing needs an unlocked vault: ask for it (ELOCKED) before connecting, not after the
+    // server has accepted the password and the session would have to be torn down again.
+    if (credential.save) this.deps.connections.assertCanSaveSecrets();
+    this.deps.noteSecret?.(credential.secret);
+    const secret = credential.secret;
+    return {
+      chain: chain.map((c) => (c === hop ? { ...c, [field]: secret } : c)),
+      save: credential.save ? () => this.deps.connections.update(hop.id, {}, { [field]: secret }) : null,
+    };
+  }
+
+  async open(
+    input: { connectionId: string; cols: number; rows: number; credential?: OneTimeCredential },
+    signal?: AbortSignal,
+  ): Promise<{ sessionId: string; forwardErrors?: string[] }> {
+    const { chain, save } = this.withCredential(this.resolveChain(input.connectionId), input.credential);
     const target = chain[0] as ResolvedConnection;
     const session = new SshSession(randomUUID(), this.deps.bus, target.id, target.name, this, {
       cols: input.cols,
@@ -333,6 +360,14 @@ export class SshService {
     await this.tracked(signal, (s) => session.connect(chain, this.connectDeps, s));
     this.deps.terminals.add(session);
     this.deps.sessions.add(session);
+    try {
+      save?.();
+    } catch (err) {
+      // Asked to save and could not (the vault was locked meanwhile): say so rather than leave a
+      // session the caller was never told about.
+      await session.close();
+      throw err;
+    }
     const forwardErrors = await this.startSavedForwards(session, target.sshOptions.forwards ?? []);
     return forwardErrors.length > 0 ? { sessionId: session.id, forwardErrors } : { sessionId: session.id };
   }
@@ -368,11 +403,11 @@ export class SshService {
     return errors;
   }
 
-  async reconnect(sessionId: string, signal?: AbortSignal): Promise<void> {
+  async reconnect(sessionId: string, signal?: AbortSignal, credential?: OneTimeCredential): Promise<void> {
     const session = this.session(sessionId);
     if (session.state === 'open') return;
     if (session.state === 'connecting') throw new WraithError('EBADARGS', `${session.title} is already connecting.`);
-    const chain = this.resolveChain(session.connectionId);
+    const { chain, save } = this.withCredential(this.resolveChain(session.connectionId), credential);
     session.title = chain[0]?.name ?? session.title;
     session.state = 'connecting';
     this.changed(sessionId);
@@ -386,6 +421,7 @@ export class SshService {
       }
       throw err;
     }
+    save?.();
     this.changed(sessionId);
     // Remote forwards listened on the old connection; the new one is asked to listen again.
     await this.tunnels.resume(session);
@@ -516,7 +552,7 @@ export class SshService {
 
   register(router: Router): void {
     router.handle('ssh.open', (i, ctx) => this.open(i, ctx.signal));
-    router.handle('ssh.reconnect', async (i, ctx) => (await this.reconnect(i.sessionId, ctx.signal), OK));
+    router.handle('ssh.reconnect', async (i, ctx) => (await this.reconnect(i.sessionId, ctx.signal, i.credential), OK));
     router.handle('ssh.exec', (i) => this.exec(i));
     router.handle('ssh.answer', (i) => (this.prompts.answer(i.promptId, i.answers), OK));
     router.handle('tunnels.start', (i) => this.tunnels.start(this.session(i.sessionId), tunnelOptions(i)));

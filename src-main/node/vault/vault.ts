@@ -128,6 +128,11 @@ export class Vault {
     return this.dataKey !== null;
   }
 
+  /** ELOCKED (saying why) unless setSecret would work now. */
+  assertWritable(): void {
+    this.requireKey();
+  }
+
   setSecret(input: { id?: string; kind: SecretKind; label: string; value: string }): string {
     const key = this.requireKey();
     const id = input.id ?? randomUUID();
