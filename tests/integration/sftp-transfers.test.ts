@@ -69,27 +69,59 @@ async function streamUpload(dest: string, text: string): Promise<string> {
   return transferId;
 }
 
-/** Counts a channel's READ/WRITE requests, and the most outstanding at once, from now on. */
+/**
+ * Counts a channel's READ/WRITE requests, and the most outstanding at once, from now on, as they
+ * leave for the server (uploads send their WRITEs past sftp.write(): write-packet.ts): the SFTP
+ * packets in the channel's outgoing CHANNEL_DATA are parsed for their type and id, and a request
+ * is done when ssh2 takes its id out of the request table for the answer.
+ */
 function countRequests(channel: SFTPWrapper): { requests: number; peak: number; peakOf: Record<'read' | 'write', number> } {
   const counts = { requests: 0, peak: 0, peakOf: { read: 0, write: 0 } };
-  let inFlight = 0;
   const of = { read: 0, write: 0 };
-  for (const name of ['read', 'write'] as const) {
-    const original = channel[name].bind(channel) as (...a: unknown[]) => void;
-    (channel as unknown as Record<string, unknown>)[name] = (...a: unknown[]) => {
-      const cb = a[5] as (...r: unknown[]) => void;
-      inFlight += 1;
-      of[name] += 1;
-      counts.requests += 1;
-      counts.peak = Math.max(counts.peak, inFlight);
-      counts.peakOf[name] = Math.max(counts.peakOf[name], of[name]);
-      original(...a.slice(0, 5), (...r: unknown[]) => {
-        inFlight -= 1;
-        of[name] -= 1;
-        cb(...r);
-      });
-    };
-  }
+  const open = new Map<number, 'read' | 'write'>();
+  const internals = channel as unknown as {
+    outgoing: { id: number };
+    _protocol: { channelData(id: number, data: Buffer): void };
+    _requests: Record<number, unknown>;
+  };
+  const send = internals._protocol.channelData.bind(internals._protocol);
+  let left = 0; // bytes of the current SFTP packet still to come
+  let head = Buffer.alloc(0); // the start of a packet whose first 9 bytes are split across messages
+  internals._protocol.channelData = (id: number, data: Buffer) => {
+    for (let p = 0; id === internals.outgoing.id && p < data.length; ) {
+      if (left > 0) {
+        const n = Math.min(left, data.length - p);
+        left -= n;
+        p += n;
+        continue;
+      }
+      const take = Math.min(9 - head.length, data.length - p);
+      head = Buffer.concat([head, data.subarray(p, p + take)]);
+      p += take;
+      if (head.length < 9) break;
+      const kind = head[4] === 5 ? 'read' : head[4] === 6 ? 'write' : null; // SSH_FXP_READ, SSH_FXP_WRITE
+      if (kind) {
+        open.set(head.readUInt32BE(5), kind);
+        of[kind] += 1;
+        counts.requests += 1;
+        counts.peak = Math.max(counts.peak, of.read + of.write);
+        counts.peakOf[kind] = Math.max(counts.peakOf[kind], of[kind]);
+      }
+      left = head.readUInt32BE(0) + 4 - 9;
+      head = Buffer.alloc(0);
+    }
+    send(id, data);
+  };
+  internals._requests = new Proxy(internals._requests, {
+    deleteProperty(target, key) {
+      const kind = open.get(Number(key));
+      if (kind) {
+        open.delete(Number(key));
+        of[kind] -= 1;
+      }
+      return Reflect.deleteProperty(target, key);
+    },
+  });
   return counts;
 }
 
@@ -180,8 +212,9 @@ describe('files', () => {
     // A channel of its own whose READ/WRITE calls are counted while they are outstanding.
     const own = await connectSftp(sshd);
     const counted = countRequests(own.sftp);
-    // 4 WRITEs and 3 READs of 32 KiB; each file alone would start 4 workers, so 3 transfers want 12.
-    const tuning = { chunkSize: 32 * 1024, writeInFlightBytes: 128 * 1024, readInFlightBytes: 96 * 1024 };
+    // 4 WRITEs (of 32 KiB and a header of up to 64 bytes) and 3 READs of 32 KiB; each file alone
+    // would start 4 workers, so 3 transfers want 12.
+    const tuning = { chunkSize: 32 * 1024, writeInFlightBytes: 4 * (32 * 1024 + 64), readInFlightBytes: 96 * 1024 };
     const budget = new SftpService(() => Promise.resolve(own.sftp), { tuning });
     try {
       const dest = join(localDir, 'budget-down.bin');
@@ -449,8 +482,8 @@ describe('uploads streamed from the page', () => {
   test("chunks sent several at once are written within the channel's request slots", async () => {
     const own = await connectSftp(sshd);
     const counted = countRequests(own.sftp);
-    // 4 requests of 32 KiB; three 1 MiB chunks at once would be 96 requests unbounded.
-    const budget = new SftpService(() => Promise.resolve(own.sftp), { tuning: { chunkSize: 32 * 1024, writeInFlightBytes: 128 * 1024 } });
+    // 4 requests of 32 KiB (and their headers); three 1 MiB chunks at once would be 96 requests unbounded.
+    const budget = new SftpService(() => Promise.resolve(own.sftp), { tuning: { chunkSize: 32 * 1024, writeInFlightBytes: 4 * (32 * 1024 + 64) } });
     try {
       const data = randomBytes(3 * MB);
       const dest = `${remoteDir}/dropped-budget.bin`;

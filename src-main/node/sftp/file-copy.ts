@@ -2,6 +2,7 @@ import { open as openLocal } from 'node:fs/promises';
 import type { SFTPWrapper } from 'ssh2';
 import type { RemoteFs } from './remote-fs.js';
 import { cancelledError, fromLocalError, sftpError } from './sftp-errors.js';
+import { writeHeaderLength } from './write-packet.js';
 
 /**
  * Pipelined single-file copies between the SFTP channel and the local disk.
@@ -84,14 +85,18 @@ function throwIfAborted(signal: AbortSignal, what: string): void {
   if (signal.aborted) throw cancelledError(what);
 }
 
-/** Runs workers until all chunks of [0, size) are claimed; the first failure stops the rest. */
+/**
+ * Runs workers until all chunks of [0, size) are claimed; the first failure stops the rest. Each
+ * worker's buffer has `headroom` bytes in front of a chunk, for a request header (uploads).
+ */
 async function pipeline(
   size: number,
   opts: CopyOptions,
   what: string,
   work: (buf: Buffer, offset: number, length: number) => Promise<number>,
+  headroom = 0,
 ): Promise<number> {
-  if (size === 0) return copyToEnd(opts, what, work);
+  if (size === 0) return copyToEnd(opts, what, work, headroom);
   let next = 0;
   let failed = false;
   let eofAt = size;
@@ -110,7 +115,7 @@ async function pipeline(
         const offset = next;
         const length = Math.min(opts.chunkSize, eofAt - offset);
         next += length;
-        buf ??= Buffer.allocUnsafe(opts.chunkSize);
+        buf ??= Buffer.allocUnsafe(headroom + opts.chunkSize);
         const n = await work(buf, offset, length).catch((err: unknown) => {
           failed = true;
           throw err;
@@ -154,8 +159,13 @@ export function refuseEndless(path: string): void {
  * the kernel's /proc (and debugfs, and some of /sys) report size 0 for files that are not empty,
  * and OpenSSH's sftp and scp copy them whole. A truly empty file costs one read that finds the end.
  */
-async function copyToEnd(opts: CopyOptions, what: string, work: (buf: Buffer, offset: number, length: number) => Promise<number>): Promise<number> {
-  const buf = Buffer.allocUnsafe(opts.chunkSize);
+async function copyToEnd(
+  opts: CopyOptions,
+  what: string,
+  work: (buf: Buffer, offset: number, length: number) => Promise<number>,
+  headroom: number,
+): Promise<number> {
+  const buf = Buffer.allocUnsafe(headroom + opts.chunkSize);
   let at = 0;
   for (;;) {
     if (!(await opts.slots.acquire(opts.signal))) throwIfAborted(opts.signal, what);
@@ -234,19 +244,28 @@ export async function uploadFile(
     const size = (await local.stat()).size;
     const attrs = { mode: mode & 0o777 };
     const handle = remoteTemp === dest ? await rfs.open(dest, 'wx', attrs) : await rfs.createTemp(remoteTemp, dest, attrs);
+    // File data is read in behind room for the WRITE request's header, which is then sent as it
+    // stands (one copy of every byte fewer: write-packet.ts).
+    const header = writeHeaderLength(handle);
     try {
-      const copied = await pipeline(size, opts, `Upload of ${localPath}`, async (buf, offset, length) => {
-        let got = 0;
-        while (got < length) {
-          const { bytesRead } = await local.read(buf, got, length - got, offset + got).catch((err: unknown) => {
-            throw fromLocalError(err, 'read', localPath);
-          });
-          if (bytesRead === 0) break;
-          got += bytesRead;
-        }
-        if (got > 0) await rfs.write(handle, buf, 0, got, offset, remoteTemp);
-        return got;
-      });
+      const copied = await pipeline(
+        size,
+        opts,
+        `Upload of ${localPath}`,
+        async (buf, offset, length) => {
+          let got = 0;
+          while (got < length) {
+            const { bytesRead } = await local.read(buf, header + got, length - got, offset + got).catch((err: unknown) => {
+              throw fromLocalError(err, 'read', localPath);
+            });
+            if (bytesRead === 0) break;
+            got += bytesRead;
+          }
+          if (got > 0) await rfs.writeWithHeadroom(handle, buf, got, offset, remoteTemp);
+          return got;
+        },
+        header,
+      );
       // The server may report a failed flush only here.
       await rfs.close(handle, remoteTemp);
       return copied;

@@ -4,6 +4,7 @@ import type { FileEntryWithStats, InputAttributes, SFTPWrapper, Stats } from 'ss
 import type { SftpEntry, SftpEntryType } from '../../common/contract/sftp.js';
 import { WraithError } from '../../common/errors.js';
 import { fromSftpError, isSftpStatus, sftpError } from './sftp-errors.js';
+import { writeWithHeadroom } from './write-packet.js';
 
 /** Bits of st_mode (POSIX). */
 const S_IFMT = 0o170000;
@@ -242,6 +243,16 @@ export class RemoteFs {
 
   write(handle: Buffer, buf: Buffer, off: number, len: number, position: number, path: string): Promise<void> {
     return this.done('write', path, (cb) => this.sftp.write(handle, buf, off, len, position, cb));
+  }
+
+  /**
+   * write() of `packet[writeHeaderLength(handle), …+dataLength)`, sent without copying it into a
+   * new request when ssh2 allows (write-packet.ts). The buffer may be reused once this settles.
+   */
+  writeWithHeadroom(handle: Buffer, packet: Buffer, dataLength: number, position: number, path: string): Promise<void> {
+    return this.done('write', path, (cb) => {
+      writeWithHeadroom(this.sftp, handle, packet, dataLength, position, cb);
+    });
   }
 
   mkdir(path: string, mode?: number): Promise<void> {

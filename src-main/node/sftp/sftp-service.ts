@@ -101,14 +101,18 @@ const LINK_TTL_MS = 60_000;
  * 2 MiB): the SFTP server's queue stays full, so it has the next answer ready whenever the window
  * opens instead of waiting a round trip through the host for the next request. 500 MB, six runs
  * of 3–8 rounds: 345–365 MB/s median against 290–339 with 2 MiB.
- * Uploads keep 2 MiB of WRITEs in flight: the window is their limit, and data beyond it only
- * waits in ssh2's queue. Their throughput was the same either way (217–250 against 214–266 MB/s
- * median), but the host spent more CPU on them with more queued: 2.8–3.1 s/GB with 8 MiB, 3.7
- * with 16, against 2.6–2.8 with 2 MiB, and an upload is bound by the CPU of both ends.
+ * Uploads keep 2 MiB of WRITEs in flight, headers included: the window is their limit, and data
+ * beyond it only waits in ssh2's queue. Their throughput was the same either way (217–250 against
+ * 214–266 MB/s median), but the host spent more CPU on them with more queued: 2.8–3.1 s/GB with
+ * 8 MiB, 3.7 with 16, against 2.6–2.8 with 2 MiB, and an upload is bound by the CPU of both ends.
+ * Counting the headers keeps the last request inside OpenSSH's 2 MiB window (8 of 254 KiB, not
+ * 9), so every request can go out without a copy (write-packet.ts).
  * 16 transfers cost 13 full mark-compacts with either setting under the host's heap flags
  * (server/host-heap.ts); before those flags, 8 MiB of READs cost 14–19 per transfer.
  */
 const DEFAULT_TUNING: TransferTuning = { chunkSize: 256 * 1024, readInFlightBytes: 8 * 1024 * 1024, writeInFlightBytes: 2 * 1024 * 1024, fileConcurrency: 4 };
+/** A WRITE request's bytes before its data, for handles of up to 39 bytes (OpenSSH's are 4): write-packet.ts. */
+const WRITE_HEADER_BYTES = 64;
 /** Requests in flight per channel and direction at most, whatever the budget: OpenSSH sftp's default (-R 64). */
 const MAX_REQUESTS_IN_FLIGHT = 64;
 /** Symlinks whose targets a listing resolves (two requests each); beyond that, target unknown. */
@@ -491,8 +495,13 @@ export class SftpService {
     let slots = pools[kind];
     if (!slots) {
       // A server that takes only 32 KiB per request gets 64 of them, as OpenSSH's sftp sends, not more.
-      const budget = kind === 'read' ? this.tuning.readInFlightBytes : this.tuning.writeInFlightBytes;
-      slots = new RequestSlots(Math.max(1, Math.min(MAX_REQUESTS_IN_FLIGHT, Math.ceil(budget / chunkSize))));
+      // A WRITE carries its data on the wire, so the budget holds whole requests (with their header, at
+      // most WRITE_HEADER_BYTES); a READ's data comes back in its answer.
+      const count =
+        kind === 'read'
+          ? Math.ceil(this.tuning.readInFlightBytes / chunkSize)
+          : Math.floor(this.tuning.writeInFlightBytes / (chunkSize + WRITE_HEADER_BYTES));
+      slots = new RequestSlots(Math.max(1, Math.min(MAX_REQUESTS_IN_FLIGHT, count)));
       pools[kind] = slots;
     }
     return { chunkSize, fileConcurrency: this.tuning.fileConcurrency, slots };
