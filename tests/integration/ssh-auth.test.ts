@@ -194,6 +194,58 @@ describe('auth methods', () => {
     expect(seen.some((p) => /password/i.test(p))).toBe(true);
   });
 
+  test('keyboard-interactive with a saved password: the PAM "Password:" prompt gets it, nobody is asked; a wrong one is refused as a password', async () => {
+    const asked: string[] = [];
+    const off = client.on('ssh.prompt', (p) => {
+      asked.push(...p.prompts.map((q) => q.prompt));
+      void client.call('ssh.answer', { promptId: p.promptId, answers: null });
+    });
+    try {
+      const saved = await connection({ authMethod: 'keyboard-interactive', secrets: { password: sshd.users.password.password } });
+      expect(await whoami(saved)).toBe('wraith-pw');
+      expect(asked).toEqual([]);
+
+      const wrong = await connection({ authMethod: 'keyboard-interactive', secrets: { password: 'not-the-password' } });
+      const err = await failure(client.call('ssh.open', { connectionId: wrong }));
+      expect(err.code).toBe('EAUTH');
+      expect(err.details).toMatchObject({ reason: 'credential-rejected', credential: 'password', connectionId: wrong });
+      expect(asked).toEqual([]);
+    } finally {
+      off();
+    }
+  });
+
+  test('keyboard-interactive: a refused answer is asked again, up to three logins, each saying how many were refused', async () => {
+    const id = await connection({ authMethod: 'keyboard-interactive' });
+    const refusedCounts: number[] = [];
+    // Wrong twice, then right: the third login gets in.
+    let off = client.on('ssh.prompt', (p) => {
+      refusedCounts.push(p.refused);
+      const right = refusedCounts.length === 3;
+      void client.call('ssh.answer', { promptId: p.promptId, answers: [right ? sshd.users.password.password : 'wrong-password'] });
+    });
+    try {
+      expect(await whoami(id)).toBe('wraith-pw');
+    } finally {
+      off();
+    }
+    expect(refusedCounts).toEqual([0, 1, 2]);
+
+    // Wrong three times: refused with EAUTH after the third, no fourth question.
+    refusedCounts.length = 0;
+    off = client.on('ssh.prompt', (p) => {
+      refusedCounts.push(p.refused);
+      void client.call('ssh.answer', { promptId: p.promptId, answers: ['wrong-password'] });
+    });
+    try {
+      const err = await failure(client.call('ssh.open', { connectionId: id }));
+      expect(err.code).toBe('EAUTH');
+    } finally {
+      off();
+    }
+    expect(refusedCounts).toEqual([0, 1, 2]);
+  });
+
   test('keyboard-interactive: cancelled → EAUTH, unanswered → ETIMEOUT, stale answer → ENOTFOUND', async () => {
     const id = await connection({ authMethod: 'keyboard-interactive' });
     let lastPrompt = '';

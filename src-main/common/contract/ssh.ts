@@ -11,6 +11,9 @@ import { Id, Ok, event, method } from './define.js';
  * auth step, which runs after key exchange), sent to that one hop for this connect only, and
  * written to the vault only when `save` is set and the server accepted it.
  */
+/** Logins a person answers at the server's keyboard-interactive prompt before the host gives up: OpenSSH's NumberOfPasswordPrompts. */
+export const MAX_LOGIN_TRIES = 3;
+
 export const OneTimeCredential = z.object({
   /** The hop it is for: `details.connectionId` of the CredentialNeed (the target or a jump host). */
   connectionId: Id,
@@ -86,7 +89,9 @@ export const sshEvents = {
       name: z.string(),
       instructions: z.string(),
       prompts: z.array(z.object({ prompt: z.string(), echo: z.boolean() })),
+      /** Earlier rounds of answers the server refused in this login (it may ask MAX_LOGIN_TRIES times in all). */
+      refused: z.number().int().min(0),
     }),
-    'The server asks the user something (keyboard-interactive: 2FA codes, passwords).',
+    'The server asks the user something (keyboard-interactive: 2FA codes, passwords). `refused` > 0: the previous answers were refused and it asks again.',
   ),
 };

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import type { Duplex } from 'node:stream';
 import ssh2, { type AnyAuthMethod, type AuthHandlerMiddleware, Client, type Prompt } from 'ssh2';
-import type { CredentialNeed } from '../../common/contract/ssh.js';
+import { type CredentialNeed, MAX_LOGIN_TRIES } from '../../common/contract/ssh.js';
 import { WraithError } from '../../common/errors.js';
 import type { ResolvedConnection } from '../connections/connections-service.js';
 import { type HostKeyStore, sshFingerprint } from '../hostkeys/host-key-store.js';
@@ -48,7 +48,7 @@ export class PromptBroker {
     private readonly timeoutMs: number,
   ) {}
 
-  ask(connectionId: string, name: string, instructions: string, prompts: Prompt[]): Promise<string[] | null | 'timeout'> {
+  ask(connectionId: string, name: string, instructions: string, prompts: Prompt[], refused = 0): Promise<string[] | null | 'timeout'> {
     const promptId = randomUUID();
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
@@ -69,6 +69,7 @@ export class PromptBroker {
         name,
         instructions,
         prompts: prompts.map((p) => ({ prompt: p.prompt, echo: p.echo ?? false })),
+        refused,
       });
     });
   }
@@ -188,13 +189,19 @@ export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: D
 
     const kiPrompt = (name: string, instructions: string, _lang: string, prompts: Prompt[], done: (a: string[]) => void) => {
       if (prompts.length === 0) return done([]);
-      // With password auth, PAM's single hidden "Password:" prompt gets the saved password, once.
-      if (conn.authMethod === 'password' && conn.password !== null && !passwordUsedForKi && prompts.length === 1 && !prompts[0]?.echo) {
+      // PAM's single hidden "Password:" prompt gets the saved password, once: with password auth
+      // (whatever the prompt says), and with keyboard-interactive where the prompt asks for the
+      // password (then a second round, a 2FA code, is the person's).
+      const only = prompts.length === 1 ? prompts[0] : undefined;
+      const passwordPrompt =
+        only !== undefined && !only.echo && (conn.authMethod === 'password' || (conn.authMethod === 'keyboard-interactive' && /password/i.test(only.prompt)));
+      if (passwordPrompt && conn.password !== null && !passwordUsedForKi) {
         passwordUsedForKi = true;
         passwordSent = true;
         return done([conn.password]);
       }
-      void deps.prompts.ask(conn.id, name, instructions, prompts).then((answers) => {
+      kiAnsweredByUser = true;
+      void deps.prompts.ask(conn.id, name, instructions, prompts, kiRefused).then((answers) => {
         if (answers === 'timeout') {
           failure = new WraithError('ETIMEOUT', `Nobody answered the login prompt of ${conn.name} in time; connect again to retry.`);
           client.end();
@@ -207,6 +214,11 @@ export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: D
       });
     };
     let passwordUsedForKi = false;
+    /** The keyboard-interactive round under way was answered by the person, not with a saved password. */
+    let kiAnsweredByUser = false;
+    /** Keyboard-interactive logins the person answered and the server refused. */
+    let kiRefused = 0;
+    let lastTried: AnyAuthMethod | null = null;
     const methods: AnyAuthMethod[] = auth.map((a) =>
       a.type === 'keyboard-interactive' ? { type: 'keyboard-interactive', username: conn.username, prompt: kiPrompt } : a,
     );
@@ -223,12 +235,20 @@ export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: D
         }
         return cb({ type: 'none', username: conn.username });
       }
+      // A mistyped password or code at the server's own prompt: ask again, MAX_LOGIN_TRIES times in
+      // all, as OpenSSH's NumberOfPasswordPrompts (a saved password refused is asked for by the card instead).
+      if (lastTried?.type === 'keyboard-interactive' && kiAnsweredByUser && authsLeft.includes('keyboard-interactive') && kiRefused + 1 < MAX_LOGIN_TRIES) {
+        kiRefused += 1;
+        kiAnsweredByUser = false;
+        return cb(lastTried);
+      }
       while (next < methods.length) {
         const m = methods[next++] as AnyAuthMethod;
         const wire = m.type === 'agent' ? 'publickey' : m.type;
         if (!authsLeft.includes(wire)) continue;
         if (m.type === 'keyboard-interactive' && passwordTried) continue;
         if (m.type === 'password') passwordTried = passwordSent = true;
+        lastTried = m;
         return cb(m);
       }
       // `false` means "no more methods" (ssh2's documented contract; @types/ssh2 omits it).

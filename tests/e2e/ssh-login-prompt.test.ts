@@ -1,0 +1,110 @@
+/**
+ * Mistyped logins, in real Chromium against the real sshd: the server's own keyboard-interactive
+ * prompt asks again after a refusal (saying so), and the tab's password card gives up after three
+ * refusals, as ssh does, with Try again asking anew. The tests run in order on one page.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { type TestBrowser, fillNewSshConnection, openApp } from '../fixtures/browser.js';
+import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
+import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+
+let sshd: SshdHandle;
+let server: WraithServer;
+let browser: TestBrowser;
+let page: Page;
+
+function terminalText(sessionId: string): Promise<string> {
+  return page.evaluate((id) => window.wraithInspect?.terminals.text(id) ?? '', sessionId);
+}
+
+/** Types `echo` in the visible terminal and waits for its output line. */
+async function echoWorks(word: string): Promise<void> {
+  const pane = page.locator('.tab-panel:visible .terminal-pane[data-session-id]');
+  await pane.waitFor({ timeout: 20_000 });
+  const id = (await pane.getAttribute('data-session-id')) ?? '';
+  await page.locator('.tab-panel:visible .xterm').click();
+  await page.keyboard.type(`echo ${word}-$((6*7))\n`);
+  await expect.poll(async () => (await terminalText(id)).split('\n').map((l) => l.trimEnd()), { timeout: 15_000 }).toContain(`${word}-42`);
+}
+
+const loginDialog = () => page.getByRole('dialog', { name: /^Login to / });
+
+beforeAll(async () => {
+  sshd = await startSshd();
+  server = await startWraithServer();
+  browser = await openApp(server.openUrl);
+  page = browser.page;
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+  await sshd?.stop();
+});
+
+describe('mistyped logins', () => {
+  it("the server's own password prompt asks again after a wrong answer, saying it was refused; the right one connects", async () => {
+    await page.locator('.connections .panel-head').getByRole('button', { name: 'New connection' }).click();
+    const form = page.getByRole('dialog', { name: 'New connection' });
+    await form.locator('input[name=name]').fill('twofactor');
+    await form.locator('input[name=host]').fill(sshd.host);
+    await form.locator('input[name=port]').fill(String(sshd.port));
+    await form.locator('input[name=username]').fill(sshd.users.password.username);
+    await form.locator('select[name=authMethod]').selectOption('keyboard-interactive');
+    await form.getByRole('button', { name: 'Create' }).click();
+    await form.waitFor({ state: 'detached' });
+
+    await page.getByRole('treeitem', { name: /^twofactor, SSH/ }).dblclick();
+    const hostKey = page.getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ });
+    await hostKey.waitFor();
+    await hostKey.getByRole('button', { name: 'Trust and connect' }).click();
+
+    await loginDialog().waitFor({ timeout: 20_000 });
+    expect(await loginDialog().getByRole('alert').count()).toBe(0);
+    await loginDialog().getByLabel(/password/i).fill('not-the-password');
+    await loginDialog().getByRole('button', { name: 'Send' }).click();
+
+    // Asked again (a new round: an empty field), saying the last answer was refused.
+    const refusal = loginDialog().getByRole('alert');
+    await refusal.waitFor({ timeout: 20_000 });
+    expect(await refusal.innerText()).toMatch(/refused that answer: permission denied, please try again \(2 of 3\)/);
+    expect(await loginDialog().getByLabel(/password/i).inputValue()).toBe('');
+    await loginDialog().getByLabel(/password/i).fill(sshd.users.password.password);
+    await loginDialog().getByRole('button', { name: 'Send' }).click();
+
+    await expect.poll(() => page.locator('.tab.active').getAttribute('class'), { timeout: 20_000 }).toContain('open');
+    expect(await loginDialog().count()).toBe(0);
+    await echoWorks('second-try');
+  });
+
+  it("the tab's password card gives up after three refusals; Try again asks anew", async () => {
+    const dialog = await fillNewSshConnection(page, { name: 'nopw', host: sshd.host, port: sshd.port, username: sshd.users.password.username, password: '' });
+    await dialog.waitFor({ state: 'detached' });
+    await page.getByRole('treeitem', { name: /^nopw, SSH/ }).dblclick();
+    const card = () => page.locator('.tab-panel:visible').getByRole('alertdialog', { name: /^Password for wraith-pw@127\.0\.0\.1/ });
+    const field = () => card().getByLabel('Password', { exact: true });
+
+    for (let refusals = 0; refusals < 3; refusals++) {
+      await field().waitFor({ timeout: 20_000 });
+      expect(await field().inputValue()).toBe('');
+      await field().fill(`wrong-${refusals}`);
+      await field().press('Enter');
+      if (refusals < 2) await expect.poll(() => card().locator('.refusal').count(), { timeout: 20_000 }).toBe(1);
+    }
+
+    // The third refusal ends the asking: the tab says the login failed and offers Try again.
+    const failed = page.locator('.tab-panel:visible').getByRole('alert').filter({ hasText: 'Could not open nopw' });
+    await failed.waitFor({ timeout: 20_000 });
+    expect(await failed.innerText()).toMatch(/refused the login with that password/);
+    expect(await card().count()).toBe(0);
+
+    await failed.getByRole('button', { name: 'Try again' }).click();
+    await field().waitFor({ timeout: 20_000 });
+    expect(await card().locator('.refusal').count()).toBe(0);
+    await field().fill(sshd.users.password.password);
+    await field().press('Enter');
+    await expect.poll(() => page.locator('.tab.active').getAttribute('class'), { timeout: 20_000 }).toContain('open');
+    await echoWorks('after-three');
+  });
+});
