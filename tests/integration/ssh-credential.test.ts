@@ -128,6 +128,36 @@ describe('a secret that is not saved', () => {
     expect((await failure(client.call('ssh.open', { connectionId: other, credential: { connectionId: other, secret: 'x', save: false } }))).code).toBe('EBADARGS');
   });
 
+  test('a jump host and its target that both have none saved: each is asked for in turn, and given together they connect', async () => {
+    const pw = sshd.users.password.password;
+    const bastion = await connection({ name: 'bastion' });
+    // The same sshd serves as the jump host: the target is reached through a forward on it.
+    const target = await connection({ name: 'behind', jumpHostId: bastion });
+    const first = await need(client.call('ssh.open', { connectionId: target }));
+    expect(first.need).toMatchObject({ reason: 'credential-required', connectionId: bastion, connectionName: 'bastion' });
+    const forBastion = { connectionId: bastion, secret: pw, save: false };
+    const second = await need(client.call('ssh.open', { connectionId: target, credential: forBastion }));
+    expect(second.need).toMatchObject({ reason: 'credential-required', connectionId: target, connectionName: 'behind' });
+
+    const forTarget = { connectionId: target, secret: pw, save: false };
+    const { sessionId } = await client.call('ssh.open', { connectionId: target, credentials: [forBastion, forTarget] });
+    expect((await client.call('ssh.exec', { sessionId, command: 'whoami' })).stdout.trim()).toBe(sshd.users.password.username);
+    await client.call('sessions.close', { sessionId });
+    // Neither was asked to be saved.
+    for (const id of [bastion, target]) expect((await client.call('connections.get', { id })).hasPassword).toBe(false);
+
+    const twice = await failure(client.call('ssh.open', { connectionId: target, credential: forBastion, credentials: [forBastion, forTarget] }));
+    expect(twice.code).toBe('EBADARGS');
+    expect(twice.message).toMatch(/Two passwords were given for bastion/);
+  });
+
+  test('a keyboard-interactive connection whose saved password is refused takes a one-time one', async () => {
+    const id = await connection({ name: 'ki', authMethod: 'keyboard-interactive', secrets: { password: 'not-the-password' } });
+    const refused = await need(client.call('ssh.open', { connectionId: id }));
+    expect(refused.need).toMatchObject({ reason: 'credential-rejected', credential: 'password', connectionId: id });
+    expect(await whoamiWith(id, { connectionId: id, secret: sshd.users.password.password, save: false })).toBe(sshd.users.password.username);
+  });
+
   test('ssh.reconnect takes a one-time password too (a dropped session whose password was never saved)', async () => {
     const id = await connection({});
     const { sessionId } = await client.call('ssh.open', { connectionId: id, credential: { connectionId: id, secret: sshd.users.password.password, save: false } });

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { Id, Ok, event, method } from './define.js';
 
+/** Logins a person answers at the server's keyboard-interactive prompt before the host gives up: OpenSSH's NumberOfPasswordPrompts. */
+export const MAX_LOGIN_TRIES = 3;
+
 /**
  * A password or key passphrase typed for one connect, for a connection that has none saved (or
  * whose saved one was refused). Why ssh.open carries it rather than a keyboard-interactive
@@ -11,9 +14,6 @@ import { Id, Ok, event, method } from './define.js';
  * auth step, which runs after key exchange), sent to that one hop for this connect only, and
  * written to the vault only when `save` is set and the server accepted it.
  */
-/** Logins a person answers at the server's keyboard-interactive prompt before the host gives up: OpenSSH's NumberOfPasswordPrompts. */
-export const MAX_LOGIN_TRIES = 3;
-
 export const OneTimeCredential = z.object({
   /** The hop it is for: `details.connectionId` of the CredentialNeed (the target or a jump host). */
   connectionId: Id,
@@ -45,6 +45,8 @@ export const sshMethods = {
       cols: z.number().int().min(1).max(1000).default(80),
       rows: z.number().int().min(1).max(1000).default(24),
       credential: OneTimeCredential.optional(),
+      /** Several at once, one per hop: a jump host and its target that both have none saved. */
+      credentials: z.array(OneTimeCredential).max(16).optional(),
     }),
     z.object({
       sessionId: Id,
@@ -53,9 +55,14 @@ export const sshMethods = {
     }),
     "Connects a saved SSH connection (host key checked before any credential is sent), opens a shell and starts the connection's saved port forwards. " +
       'A password or key passphrase that is not saved (or is refused) fails EAUTH with details.reason credential-required / credential-rejected; ' +
-      '`credential` then gives one for this connect (saved in the vault only with save: true, once the server accepted it).',
+      '`credential` then gives one for this connect (saved in the vault only with save: true, once the server accepted it); ' +
+      '`credentials` gives one for each hop that needs one.',
   ),
-  'ssh.reconnect': method(z.object({ sessionId: Id, credential: OneTimeCredential.optional() }), Ok, 'Reconnects a disconnected SSH session, keeping its scrollback.'),
+  'ssh.reconnect': method(
+    z.object({ sessionId: Id, credential: OneTimeCredential.optional(), credentials: z.array(OneTimeCredential).max(16).optional() }),
+    Ok,
+    'Reconnects a disconnected SSH session, keeping its scrollback (`credential`/`credentials` as for ssh.open).',
+  ),
   'ssh.exec': method(
     z.object({
       sessionId: Id,

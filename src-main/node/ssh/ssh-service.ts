@@ -77,6 +77,11 @@ function shellCwdScript(id: string, knownPid: number | null): string {
  * the server answered the request with a failure: its sshd has no (or a disabled) `Subsystem sftp`
  * line, as hardened servers and many appliances do. That will not pass on a retry: say so.
  */
+/** The one-time credentials a call carries: `credential`, and `credentials` for several hops. */
+function given(input: { credential?: OneTimeCredential | undefined; credentials?: OneTimeCredential[] | undefined }): OneTimeCredential[] {
+  return [...(input.credential ? [input.credential] : []), ...(input.credentials ?? [])];
+}
+
 function sftpRefused(title: string, err: Error): WraithError {
   if (/unable to start subsystem/i.test(err.message)) {
     return new WraithError(
@@ -324,31 +329,41 @@ export class SshService {
   }
 
   /**
-   * The chain with a typed password or passphrase put in place of the missing (or refused) saved
-   * one, for this connect only; `save` says to write it to the vault once the server accepts it.
+   * The chain with typed passwords or passphrases put in place of the missing (or refused) saved
+   * ones, each for its hop and this connect only; `save` writes those asked to be saved to the
+   * vault once the server accepted them.
    */
-  private withCredential(chain: ResolvedConnection[], credential: OneTimeCredential | undefined): { chain: ResolvedConnection[]; save: (() => void) | null } {
-    if (!credential) return { chain, save: null };
-    const hop = chain.find((c) => c.id === credential.connectionId);
-    if (!hop) throw new WraithError('EBADARGS', `The password given is for a connection that is not on the way to ${chain[0]?.name ?? 'this host'}.`);
-    const field = hop.authMethod === 'password' ? 'password' : hop.authMethod === 'key' ? 'passphrase' : null;
-    if (!field) throw new WraithError('EBADARGS', `${hop.name} uses ${hop.authMethod} authentication: it takes no password or key passphrase.`);
+  private withCredentials(chain: ResolvedConnection[], given: OneTimeCredential[]): { chain: ResolvedConnection[]; save: (() => void) | null } {
+    if (given.length === 0) return { chain, save: null };
+    const typed = new Map<string, { field: 'password' | 'passphrase'; credential: OneTimeCredential }>();
+    for (const credential of given) {
+      const hop = chain.find((c) => c.id === credential.connectionId);
+      if (!hop) throw new WraithError('EBADARGS', `The password given is for a connection that is not on the way to ${chain[0]?.name ?? 'this host'}.`);
+      if (typed.has(hop.id)) throw new WraithError('EBADARGS', `Two passwords were given for ${hop.name}: give one.`);
+      // Keyboard-interactive takes one too: it answers the server's "Password:" prompt.
+      const field = hop.authMethod === 'password' || hop.authMethod === 'keyboard-interactive' ? 'password' : hop.authMethod === 'key' ? 'passphrase' : null;
+      if (!field) throw new WraithError('EBADARGS', `${hop.name} uses ${hop.authMethod} authentication: it takes no password or key passphrase.`);
+      typed.set(hop.id, { field, credential });
+    }
     // Writing needs an unlocked vault: ask for it (ELOCKED) before connecting, not after the
     // server has accepted the password and the session would have to be torn down again.
-    if (credential.save) this.deps.connections.assertCanSaveSecrets();
-    this.deps.noteSecret?.(credential.secret);
-    const secret = credential.secret;
+    if (given.some((c) => c.save)) this.deps.connections.assertCanSaveSecrets();
+    for (const c of given) this.deps.noteSecret?.(c.secret);
+    const toSave = [...typed].filter(([, t]) => t.credential.save);
     return {
-      chain: chain.map((c) => (c === hop ? { ...c, [field]: secret } : c)),
-      save: credential.save ? () => this.deps.connections.update(hop.id, {}, { [field]: secret }) : null,
+      chain: chain.map((c) => {
+        const t = typed.get(c.id);
+        return t ? { ...c, [t.field]: t.credential.secret } : c;
+      }),
+      save: toSave.length > 0 ? () => toSave.forEach(([id, t]) => this.deps.connections.update(id, {}, { [t.field]: t.credential.secret })) : null,
     };
   }
 
   async open(
-    input: { connectionId: string; cols: number; rows: number; credential?: OneTimeCredential },
+    input: { connectionId: string; cols: number; rows: number; credential?: OneTimeCredential; credentials?: OneTimeCredential[] },
     signal?: AbortSignal,
   ): Promise<{ sessionId: string; forwardErrors?: string[] }> {
-    const { chain, save } = this.withCredential(this.resolveChain(input.connectionId), input.credential);
+    const { chain, save } = this.withCredentials(this.resolveChain(input.connectionId), given(input));
     const target = chain[0] as ResolvedConnection;
     const session = new SshSession(randomUUID(), this.deps.bus, target.id, target.name, this, {
       cols: input.cols,
@@ -403,11 +418,11 @@ export class SshService {
     return errors;
   }
 
-  async reconnect(sessionId: string, signal?: AbortSignal, credential?: OneTimeCredential): Promise<void> {
+  async reconnect(sessionId: string, signal?: AbortSignal, typed: { credential?: OneTimeCredential; credentials?: OneTimeCredential[] } = {}): Promise<void> {
     const session = this.session(sessionId);
     if (session.state === 'open') return;
     if (session.state === 'connecting') throw new WraithError('EBADARGS', `${session.title} is already connecting.`);
-    const { chain, save } = this.withCredential(this.resolveChain(session.connectionId), credential);
+    const { chain, save } = this.withCredentials(this.resolveChain(session.connectionId), given(typed));
     session.title = chain[0]?.name ?? session.title;
     session.state = 'connecting';
     this.changed(sessionId);
@@ -552,7 +567,7 @@ export class SshService {
 
   register(router: Router): void {
     router.handle('ssh.open', (i, ctx) => this.open(i, ctx.signal));
-    router.handle('ssh.reconnect', async (i, ctx) => (await this.reconnect(i.sessionId, ctx.signal, i.credential), OK));
+    router.handle('ssh.reconnect', async (i, ctx) => (await this.reconnect(i.sessionId, ctx.signal, i), OK));
     router.handle('ssh.exec', (i) => this.exec(i));
     router.handle('ssh.answer', (i) => (this.prompts.answer(i.promptId, i.answers), OK));
     router.handle('tunnels.start', (i) => this.tunnels.start(this.session(i.sessionId), tunnelOptions(i)));
