@@ -17,7 +17,7 @@ import { decodeText } from './text.js';
 import { Transfer } from './transfer.js';
 import { type TransferPlan, type TransferTuning, copyOptions, keepOwnership, runDownload, runUpload } from './transfer-runner.js';
 import { walkRemote } from './tree.js';
-import { ZIP_MAX_ENTRIES, zipRemoteFolder } from './zip-stream.js';
+import { type LeftOut, ZIP_MAX_ENTRIES, leftOutListName, takeOutUnreadable, zipRemoteFolder } from './zip-stream.js';
 
 /**
  * The desktop app's native "save as" (Electron's dialog): for one item a save dialog suggesting
@@ -835,17 +835,31 @@ export class SftpService {
     });
   }
 
-  /** A folder goes to the browser as one zip of it, walked first so the size (and progress) is known. */
+  /**
+   * A folder goes to the browser as one zip of it, walked first so the size (and progress) is
+   * known. What this login cannot read (a folder it may not list, a file it may not open) is left
+   * out rather than failing the whole zip: the zip lists those items in a text file of its own,
+   * and the transfer's notice names them. A folder that cannot be listed itself fails.
+   */
   private async folderLink(rfs: RemoteFs, i: { sessionId: string; remotePath: string }, plan: TransferPlan) {
     const t = new Transfer(i.sessionId, 'download', 'folder', null, i.remotePath);
-    const tree = await walkRemote(rfs, i.remotePath, t.signal);
+    const leftOut: LeftOut[] = [];
+    const tree = await walkRemote(rfs, i.remotePath, t.signal, { unlisted: (f) => leftOut.push({ rel: f.rel, folder: true, reason: f.error.message }) });
     const entries = tree.files.length + tree.dirs.length;
     if (entries > ZIP_MAX_ENTRIES) {
       throw new WraithError('EBADARGS', `${i.remotePath} holds ${entries} files and folders, more than one zip download takes (${ZIP_MAX_ENTRIES}); download a part of it.`);
     }
+    leftOut.push(...(await takeOutUnreadable(rfs, i.remotePath, tree, t.signal)));
+    leftOut.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+    const listName = leftOut.length ? leftOutListName(tree) : null;
+    t.leftOut(leftOut, listName);
     t.totalBytes = tree.totalBytes;
     t.filesTotal = tree.files.length;
-    const zip = zipRemoteFolder(rfs, i.remotePath, tree, { ...copyOptions(t, plan), onFileDone: () => (t.filesDone += 1) });
+    const zip = zipRemoteFolder(rfs, i.remotePath, tree, {
+      ...copyOptions(t, plan),
+      onFileDone: () => (t.filesDone += 1),
+      ...(listName ? { leftOut: { items: leftOut, listName } } : {}),
+    });
     const base = posix.basename(i.remotePath.replace(/\/+$/, '')) || 'folder';
     return this.offerLink(t, `${base}.zip`, zip.size, (sink) => zip.pump(sink));
   }

@@ -25,6 +25,8 @@ export class Transfer {
   error: { code: string; message: string } | null = null;
   /** Replaced files whose owner or group the server would not let the new file keep. */
   private readonly ownershipChanged: { path: string; was: string; now: string }[] = [];
+  /** Items of a folder download that could not be read and were left out, and where the download lists them. */
+  private omitted: { items: { rel: string; folder: boolean }[]; listedIn: string | null } | null = null;
   /** Settles when the work and its cleanup are over (never rejects). */
   done: Promise<void> = Promise.resolve();
   /** Bytes at the last progress event, to skip events when nothing moved. */
@@ -101,7 +103,16 @@ export class Transfer {
     this.ownershipChanged.push({ path, was: `${was.uid}:${was.gid}`, now: `${now.uid}:${now.gid}` });
   }
 
+  /**
+   * Records the items of a folder download that could not be read (permission denied, gone
+   * meanwhile) and were left out, and the name of the file in the download that lists them.
+   */
+  leftOut(items: { rel: string; folder: boolean }[], listedIn: string | null): void {
+    this.omitted = items.length ? { items, listedIn } : null;
+  }
+
   private notice(): string | null {
+    if (this.omitted) return this.omittedNotice(this.omitted);
     const [first] = this.ownershipChanged;
     if (!first) return null;
     const why = 'only root may give a file to another user, so it now has yours';
@@ -109,6 +120,15 @@ export class Transfer {
       return `${first.path} had owner:group ${first.was} and now has ${first.now}: ${why}.`;
     }
     return `${this.ownershipChanged.length} replaced files did not keep their owner or group (${first.path} had ${first.was}, now ${first.now}): ${why}.`;
+  }
+
+  /** "2 items could not be read and were left out: secret.txt, locked/. The zip lists them in WRAITH-NOT-INCLUDED.txt." */
+  private omittedNotice(o: { items: { rel: string; folder: boolean }[]; listedIn: string | null }): string {
+    const n = o.items.length;
+    const shown = o.items.slice(0, 5).map((i) => (i.folder ? `${i.rel}/` : i.rel));
+    const names = shown.join(', ') + (n > shown.length ? ` and ${n - shown.length} more` : '');
+    const where = o.listedIn ? ` The zip lists ${n === 1 ? 'it' : 'them'}, with the server's reasons, in ${o.listedIn}.` : '';
+    return `${n} ${n === 1 ? 'item' : 'items'} could not be read and ${n === 1 ? 'was' : 'were'} left out: ${names}.${where}`;
   }
 
   private averageSpeed(): number {

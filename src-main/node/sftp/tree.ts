@@ -1,5 +1,6 @@
 import { lstat, readdir, stat } from 'node:fs/promises';
 import { join, posix } from 'node:path';
+import { WraithError } from '../../common/errors.js';
 import type { RemoteFs } from './remote-fs.js';
 import { entryType } from './remote-fs.js';
 import { cancelledError, fromLocalError } from './sftp-errors.js';
@@ -16,14 +17,44 @@ export interface Tree {
   totalBytes: number;
 }
 
-/** Walks a remote directory, a few READDIRs in flight at a time. */
-export async function walkRemote(rfs: RemoteFs, root: string, signal: AbortSignal): Promise<Tree> {
+/** A folder below the root that the walk could not list, and the server's reason. */
+export interface UnlistedFolder {
+  rel: string;
+  error: WraithError;
+}
+
+/**
+ * Whether a failure to list or read one item is the item's own (permission denied, gone
+ * meanwhile, a server-side failure), not the connection's: the item can be left out and the rest
+ * go on. A lost connection or a cancel stops everything.
+ */
+export function isItemError(err: unknown): err is WraithError {
+  return err instanceof WraithError && (err.code === 'EDENIED' || err.code === 'ENOTFOUND' || err.code === 'EIO');
+}
+
+/**
+ * Walks a remote directory, a few READDIRs in flight at a time. A failure to list the root
+ * always throws. With `unlisted`, a folder below it that cannot be listed (permission denied,
+ * removed meanwhile) is told there and left out, its contents unknown; without it, that throws too.
+ */
+export async function walkRemote(rfs: RemoteFs, root: string, signal: AbortSignal, opts: { unlisted?: (folder: UnlistedFolder) => void } = {}): Promise<Tree> {
   const tree: Tree = { dirs: [], files: [], totalBytes: 0 };
   const queue: string[] = [''];
+  const skipped = new Set<string>();
+  const list = async (rel: string) => {
+    try {
+      return await rfs.readdir(rel ? posix.join(root, rel) : root);
+    } catch (err) {
+      if (!rel || !opts.unlisted || !isItemError(err)) throw err;
+      opts.unlisted({ rel, error: err });
+      skipped.add(rel);
+      return [];
+    }
+  };
   while (queue.length) {
     if (signal.aborted) throw cancelledError(`Listing ${root}`);
     const batch = queue.splice(0, 8);
-    const listings = await Promise.all(batch.map(async (rel) => ({ rel, entries: await rfs.readdir(rel ? posix.join(root, rel) : root) })));
+    const listings = await Promise.all(batch.map(async (rel) => ({ rel, entries: await list(rel) })));
     for (const { rel, entries } of listings) {
       for (const e of entries) {
         if (e.filename === '.' || e.filename === '..') continue;
@@ -46,6 +77,8 @@ export async function walkRemote(rfs: RemoteFs, root: string, signal: AbortSigna
       }
     }
   }
+  // A folder that could not be listed is not one of the tree's: no empty folder stands in for it.
+  if (skipped.size) tree.dirs = tree.dirs.filter((d) => !skipped.has(d));
   return tree;
 }
 

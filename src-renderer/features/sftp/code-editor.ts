@@ -10,7 +10,7 @@
 import { defaultKeymap, history, historyKeymap, indentWithTab } from '@codemirror/commands';
 import { HighlightStyle, StreamLanguage, type StreamParser, bracketMatching, indentOnInput, syntaxHighlighting } from '@codemirror/language';
 import { highlightSelectionMatches, search, searchKeymap } from '@codemirror/search';
-import { EditorState, type Extension } from '@codemirror/state';
+import { Compartment, EditorState, type Extension } from '@codemirror/state';
 import { EditorView, drawSelection, highlightActiveLine, highlightActiveLineGutter, highlightSpecialChars, keymap, lineNumbers } from '@codemirror/view';
 import { tags } from '@lezer/highlight';
 import { diff } from '@codemirror/legacy-modes/mode/diff';
@@ -37,6 +37,8 @@ export interface CodeEditorOptions {
   /** The editable area's accessible name. */
   label: string;
   onChange: (text: string) => void;
+  /** The text can be read, searched, selected and copied, not changed (a file the login may not write). */
+  readOnly?: boolean;
 }
 
 export interface CodeEditor {
@@ -44,6 +46,8 @@ export interface CodeEditor {
   text(): string;
   /** Replaces the whole text (a reload from the server); undo history starts again. */
   setText(text: string): void;
+  /** Turns editing off (read-only) or on again, the text and its undo history kept. */
+  setReadOnly(on: boolean): void;
   focus(): void;
   /** The highlighting in use, for the status line ("nginx", "YAML", … or null for plain text). */
   readonly languageName: string | null;
@@ -132,9 +136,17 @@ const highlight = HighlightStyle.define([
   { tag: tags.invalid, color: '#f0717a' },
 ]);
 
+/** Read-only, as CodeMirror and assistive technology are told it. */
+function readOnlyExtension(on: boolean): Extension {
+  return [EditorState.readOnly.of(on), EditorView.contentAttributes.of({ 'aria-readonly': String(on) })];
+}
+
 export function createCodeEditor(parent: HTMLElement, o: CodeEditorOptions): CodeEditor {
   const language = languageFor(o.path);
+  const readOnly = new Compartment();
+  let locked = o.readOnly === true;
   const extensions = (): Extension[] => [
+    readOnly.of(readOnlyExtension(locked)),
     lineNumbers(),
     highlightActiveLineGutter(),
     highlightSpecialChars(),
@@ -164,6 +176,10 @@ export function createCodeEditor(parent: HTMLElement, o: CodeEditorOptions): Cod
   return {
     text: () => view.state.doc.toString(),
     setText: (text) => view.setState(EditorState.create({ doc: text, extensions: extensions() })),
+    setReadOnly: (on) => {
+      locked = on;
+      view.dispatch({ effects: readOnly.reconfigure(readOnlyExtension(on)) });
+    },
     focus: () => view.focus(),
     languageName: language?.name ?? null,
     destroy: () => view.destroy(),

@@ -23,6 +23,13 @@ export interface TransferRow {
   filesTotal: number | null;
   state: TransferState;
   error: string | null;
+  /** The error's stable code (ESESSIONCLOSED: the SSH connection dropped), with `error`. */
+  errorCode: string | null;
+  /**
+   * It failed out of sight and nothing said so (the tab's own "Disconnected" banner told of the
+   * dropped connection): the Files button marks it until the transfers list is seen.
+   */
+  unseen: boolean;
   /** What the host wants the user to know about a transfer that went through (sftp TransferProgress.notice). */
   notice: string | null;
   /** Whether this page can start the transfer again (it started it, and kept what it needs). */
@@ -35,6 +42,23 @@ export interface TransferRow {
 }
 
 const KEEP_FINISHED = 30;
+
+/**
+ * Failures a transfer's row already shows: whoever awaited the transfer says nothing more (one
+ * report per failure, not a row and a toast over it).
+ */
+const onRow = new WeakSet<object>();
+
+/** Marks `err` as told by a row of the transfers list. */
+export function reportedOnRow<E extends object>(err: E): E {
+  onRow.add(err);
+  return err;
+}
+
+/** Whether a row of the transfers list already tells of `err`. */
+export function isReportedOnRow(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && onRow.has(err);
+}
 
 /**
  * The SFTP side panels: which SSH tabs show theirs, where each was browsing, how wide the panel
@@ -54,8 +78,25 @@ export const useSftpStore = defineStore('sftp', () => {
   /** How to start a transfer this page began again (the File, the paths); by row id. */
   const retries = new Map<string, () => Promise<void>>();
 
-  function toggle(tabKey: string, show?: boolean): void {
-    open.value = { ...open.value, [tabKey]: show ?? !open.value[tabKey] };
+  /** The tab whose files panel, opened from the keyboard (Ctrl+Shift+E), takes the keys when it shows. */
+  let focusOnOpen: string | null = null;
+
+  /**
+   * Shows or hides a tab's files panel. `focus` (the shortcut): a panel that opens takes the
+   * keyboard (its file list); one that closes gives it back to the terminal (SftpSplit), as it
+   * does whenever the panel goes with the focus in it.
+   */
+  function toggle(tabKey: string, show?: boolean, opts: { focus?: boolean } = {}): void {
+    const next = show ?? !open.value[tabKey];
+    focusOnOpen = next && opts.focus ? tabKey : null;
+    open.value = { ...open.value, [tabKey]: next };
+  }
+
+  /** Whether the panel of `tabKey`, just shown, should take the keys (asked once). */
+  function takeFocusOnOpen(tabKey: string): boolean {
+    const yes = focusOnOpen === tabKey;
+    if (yes) focusOnOpen = null;
+    return yes;
   }
 
   function resize(px: number): void {
@@ -67,14 +108,28 @@ export const useSftpStore = defineStore('sftp', () => {
   }
 
   function add(
-    t: Omit<TransferRow, 'bytesPerSecond' | 'etaSeconds' | 'filesDone' | 'filesTotal' | 'error' | 'notice' | 'state' | 'retryable' | 'batch'> & Partial<TransferRow>,
+    t: Omit<TransferRow, 'bytesPerSecond' | 'etaSeconds' | 'filesDone' | 'filesTotal' | 'error' | 'errorCode' | 'unseen' | 'notice' | 'state' | 'retryable' | 'batch'> &
+      Partial<TransferRow>,
   ): TransferRow {
     const existing = row(t.id);
     if (existing) {
       Object.assign(existing, { name: t.name, remotePath: t.remotePath, direction: t.direction });
       return existing;
     }
-    const fresh: TransferRow = { bytesPerSecond: 0, etaSeconds: null, filesDone: 0, filesTotal: 1, error: null, notice: null, state: 'running', retryable: false, batch: false, ...t };
+    const fresh: TransferRow = {
+      bytesPerSecond: 0,
+      etaSeconds: null,
+      filesDone: 0,
+      filesTotal: 1,
+      error: null,
+      errorCode: null,
+      unseen: false,
+      notice: null,
+      state: 'running',
+      retryable: false,
+      batch: false,
+      ...t,
+    };
     transfers.value.unshift(fresh);
     const finished = transfers.value.filter((r) => r.state !== 'running');
     if (finished.length > KEEP_FINISHED) drop(new Set(finished.slice(KEEP_FINISHED).map((r) => r.id)));
@@ -90,15 +145,27 @@ export const useSftpStore = defineStore('sftp', () => {
     if (was === 'running' && r.state !== 'running') ended(r);
   }
 
+  /** Whether the transfers list of `sessionId` is on screen: its tab in front, with its files panel open. */
+  function inSight(sessionId: string): boolean {
+    const sessions = useSessionsStore();
+    const tab = sessions.tabs.find((t) => t.sessionId === sessionId);
+    return !!tab && sessions.activeKey === tab.key && open.value[tab.key] === true;
+  }
+
   /**
    * A transfer ended out of sight (its tab is not shown, or its files panel is closed): say so,
-   * a failure above all. In sight, the transfers list says it already.
+   * a failure above all. In sight, the transfers list says it already. A transfer cut off because
+   * the SSH connection dropped is not toasted over the tab that says "Disconnected — Reconnect"
+   * (one report of the drop, its Reconnect button uncovered): the Files button marks the failure
+   * instead, and the row offers Retry once the tab is back.
    */
   function ended(r: TransferRow): void {
     if (r.state === 'cancelled') return;
-    const sessions = useSessionsStore();
-    const tab = sessions.tabs.find((t) => t.sessionId === r.sessionId);
-    if (tab && sessions.activeKey === tab.key && open.value[tab.key]) return;
+    if (inSight(r.sessionId)) return;
+    if (r.state === 'failed' && r.errorCode === 'ESESSIONCLOSED' && useSessionsStore().tabs.some((t) => t.sessionId === r.sessionId)) {
+      r.unseen = true;
+      return;
+    }
     const what = r.name || r.remotePath;
     if (r.state === 'failed') toast(`${r.direction === 'upload' ? 'Upload' : 'Download'} of ${what} failed: ${r.error ?? 'unknown error'}`, 'error');
     else toast(`${r.direction === 'upload' ? 'Uploaded' : 'Downloaded'} ${what}.${r.notice ? ` ${r.notice}` : ''}`);
@@ -142,6 +209,7 @@ export const useSftpStore = defineStore('sftp', () => {
       filesTotal: p.filesTotal,
       state: r.state === 'running' ? p.state : r.state,
       error: p.error?.message ?? r.error,
+      errorCode: p.error?.code ?? r.errorCode,
       notice: p.notice ?? r.notice,
     });
     if (was === 'running' && r.state !== 'running') ended(r);
@@ -219,6 +287,16 @@ export const useSftpStore = defineStore('sftp', () => {
     drop(new Set(transfers.value.filter((r) => r.sessionId === sessionId && r.state !== 'running').map((r) => r.id)));
   }
 
+  /** One finished row leaves the list (its ✕). */
+  function dismiss(id: string): void {
+    if (row(id)?.state !== 'running') drop(new Set([id]));
+  }
+
+  /** The failures of `sessionId` marked on the Files button have been seen in its transfers list. */
+  function markSeen(sessionId: string): void {
+    for (const r of transfers.value) if (r.unseen && r.sessionId === sessionId) r.unseen = false;
+  }
+
   /** Rows leave the list, with what a retry of them would have held on to (a File). */
   function drop(ids: Set<string>): void {
     transfers.value = transfers.value.filter((r) => !ids.has(r.id));
@@ -246,9 +324,34 @@ export const useSftpStore = defineStore('sftp', () => {
       await again();
     } catch (err) {
       const e = asWraithError(err);
-      if (e.code !== 'ECANCELLED') toast(`Could not ${r.direction} ${r.name || r.remotePath} again: ${e.message}`, 'error');
+      if (e.code !== 'ECANCELLED' && !isReportedOnRow(e)) toast(`Could not ${r.direction} ${r.name || r.remotePath} again: ${e.message}`, 'error');
     }
   }
 
-  return { open, cwd, showHidden, following, width, transfers, toggle, resize, add, update, row, claim, cancel, clearFinished, abortController, settle, setRetry, retry, onProgress, watch };
+  return {
+    open,
+    cwd,
+    showHidden,
+    following,
+    width,
+    transfers,
+    toggle,
+    takeFocusOnOpen,
+    resize,
+    add,
+    update,
+    row,
+    claim,
+    cancel,
+    clearFinished,
+    dismiss,
+    markSeen,
+    inSight,
+    abortController,
+    settle,
+    setRetry,
+    retry,
+    onProgress,
+    watch,
+  };
 });

@@ -3,7 +3,7 @@ import { WraithError, fromSerializedError } from '@common/errors.js';
 import { asWraithError } from '../../composables/errors.js';
 import { useHost } from '../../transport/index.js';
 import { runPool } from './run-pool.js';
-import { type TransferRow, useSftpStore } from './sftp-store.js';
+import { type TransferRow, reportedOnRow, useSftpStore } from './sftp-store.js';
 
 /*
  * Bytes per sftp.uploadChunk (a File without a path on the host's disk, in the desktop app):
@@ -355,9 +355,11 @@ export function useSftpTransfers(sessionId: () => string | null) {
       // The row ends only now that the host has removed the temp file: "Cancelled — nothing was
       // left behind" must be true when it shows, whoever cancelled.
       if (mine.row?.state === 'running') {
-        store.update(id, { state: e.code === 'ECANCELLED' ? 'cancelled' : 'failed', error: e.code === 'ECANCELLED' ? null : e.message });
+        const cancelled = e.code === 'ECANCELLED';
+        store.update(id, { state: cancelled ? 'cancelled' : 'failed', error: cancelled ? null : e.message, errorCode: cancelled ? null : e.code });
       }
-      throw e;
+      // Once the file has a row, the row tells how it ended: the caller says nothing more.
+      throw mine.row ? reportedOnRow(e) : e;
     } finally {
       if (id) store.settle(id);
     }
@@ -383,7 +385,7 @@ export function useSftpTransfers(sessionId: () => string | null) {
     const signal = store.abortController(id).signal;
     let replace: Promise<boolean> | null = opts.replace === undefined || opts.replace === null ? null : Promise.resolve(opts.replace);
     const left: BatchItem[] = [];
-    const failed: { item: BatchItem; message: string }[] = [];
+    const failed: { item: BatchItem; message: string; code: string }[] = [];
     let kept = 0;
     let doneBytes = 0;
     const under = new Map<BatchItem, number>();
@@ -440,7 +442,7 @@ export function useSftpTransfers(sessionId: () => string | null) {
           return;
         }
         if (e.details?.reason !== 'exists') {
-          failed.push({ item: it, message: e.message });
+          failed.push({ item: it, message: e.message, code: e.code });
           return;
         }
         // The first file that exists asks; the others that exist meanwhile wait for the answer.
@@ -454,7 +456,7 @@ export function useSftpTransfers(sessionId: () => string | null) {
         } catch (again) {
           const a = asWraithError(again);
           if (a.code === 'ECANCELLED' || signal.aborted) left.push(it);
-          else failed.push({ item: it, message: a.message });
+          else failed.push({ item: it, message: a.message, code: a.code });
           return;
         }
       }
@@ -487,6 +489,8 @@ export function useSftpTransfers(sessionId: () => string | null) {
         etaSeconds: null,
         notice: note,
         error: `${failed.length} of ${items.length} files did not upload. ${first}${failed.length > 3 ? '; …' : ''}`,
+        // Every file cut off by the dropped connection: the batch was.
+        errorCode: failed.every((f) => f.code === failed[0]?.code) ? (failed[0]?.code ?? null) : 'EIO',
       });
     } else store.update(id, { state: 'done', bytesPerSecond: 0, etaSeconds: null, notice: note });
     return { failed, kept };

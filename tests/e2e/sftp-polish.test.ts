@@ -1,0 +1,386 @@
+/**
+ * The Files panel's rough edges, in real Chromium against a real OpenSSH sshd of this file's own:
+ * Ctrl+Shift+E hands the keys to the file list and back to the terminal; finished transfers are
+ * cleared (all, or one by one) from the keyboard; files dropped on a folder row go into that
+ * folder; a file the login may not write opens read-only and a refused save keeps the text; a
+ * UTF-8 byte order mark is hidden and kept; a folder zip leaves out what cannot be read and says
+ * so; a dropped connection is reported once, with its Reconnect button in sight.
+ */
+import { execFileSync } from 'node:child_process';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Locator, Page } from 'playwright-core';
+import { type TestBrowser, createSshConnectionInUi, openApp } from '../fixtures/browser.js';
+import { type SshdHandle, accountIds, startSshd } from '../fixtures/sshd.js';
+import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+import { readZip } from '../fixtures/zip.js';
+
+let sshd: SshdHandle;
+let server: WraithServer;
+let browser: TestBrowser;
+let page: Page;
+let home: string;
+let localDir: string;
+const folder = `e2e-polish-${process.pid}-${Date.now().toString(36)}`;
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+declare global {
+  interface Window {
+    /** Set by recordToasts: every toast the page showed since, in order. */
+    toastsSeen?: string[];
+  }
+}
+
+const panel = () => page.getByRole('complementary', { name: 'Files' });
+const row = (name: string): Locator => panel().locator(`tr.sftp-row[data-name="${name}"]`);
+const remote = (...parts: string[]) => join(home, folder, ...parts);
+const terminalInput = () => page.locator('.tab-panel:visible .xterm-helper-textarea');
+const screenText = () => page.locator('.tab-panel:visible .xterm-rows').innerText();
+const focusedIs = (l: Locator) => l.evaluate((el) => el === document.activeElement).catch(() => false);
+/** How far the transfer row named `name` says it is (0 without a progress bar), read without waiting for it. */
+const percentOf = (name: string) =>
+  page.evaluate((n) => {
+    const li = [...document.querySelectorAll('.transfer')].find((t) => t.textContent?.includes(n));
+    return Number(li?.querySelector('[role="progressbar"]')?.getAttribute('aria-valuenow') ?? 0);
+  }, name);
+
+/** A file on the server's disk (the sshd is local and we are root), owned by the SFTP user unless `owner` says. */
+function put(path: string, data: string | Buffer, opts: { owner?: string; mode?: number } = {}): void {
+  writeFileSync(path, data);
+  const { uid, gid } = accountIds(opts.owner ?? sshd.users.password.username);
+  chownSync(path, uid, gid);
+  execFileSync('chmod', [(opts.mode ?? 0o644).toString(8), path]);
+}
+
+/** The text in a file editor dialog, as its lines show it (CodeMirror draws one .cm-line per line). */
+async function editorText(dialog: Locator): Promise<string | null> {
+  const lines = await dialog.locator('.cm-line').evaluateAll((ls) => ls.map((l) => l.textContent ?? ''));
+  return lines.length ? lines.join('\n') : null;
+}
+
+async function refresh(): Promise<void> {
+  await panel().getByRole('button', { name: 'Refresh' }).click();
+}
+
+/** Closes an editor dialog, discarding what it holds (a test that failed halfway leaves it open). */
+async function closeEditor(editor: Locator): Promise<void> {
+  if (!(await editor.count())) return;
+  await editor.getByRole('button', { name: 'Close', exact: true }).last().click();
+  const discard = page.getByRole('dialog', { name: 'Discard changes?' });
+  await Promise.race([discard.waitFor().then(() => discard.getByRole('button', { name: 'Discard' }).click()), editor.waitFor({ state: 'detached' })]);
+  await editor.waitFor({ state: 'detached' });
+}
+
+/** The Files panel open on the test's folder, whatever an earlier test left (each test stands alone). */
+async function showFolder(): Promise<void> {
+  if (!(await panel().count())) await page.locator('.sftp-toggle').click();
+  await panel().waitFor();
+  await expect.poll(() => panel().getAttribute('data-path'), { timeout: 15_000 }).toBeTruthy();
+  if ((await panel().getAttribute('data-path')) === remote()) return;
+  const bar = panel().getByRole('textbox', { name: 'Go to path' });
+  await panel().locator('.sftp-list').focus();
+  await page.keyboard.press('Control+L');
+  await bar.fill(remote());
+  await bar.press('Enter');
+  await expect.poll(() => panel().getAttribute('data-path'), { timeout: 15_000 }).toBe(remote());
+}
+
+/** Every toast the page shows from now on, in order (a toast is gone after a few seconds). */
+async function recordToasts(): Promise<() => Promise<string[]>> {
+  await page.evaluate(() => {
+    const seen: string[] = [];
+    window.toastsSeen = seen;
+    const take = () => {
+      for (const t of document.querySelectorAll('.toasts .toast')) if (!seen.includes(t.textContent ?? '')) seen.push(t.textContent ?? '');
+    };
+    take();
+    new MutationObserver(take).observe(document.body, { childList: true, subtree: true, characterData: true });
+  });
+  return () => page.evaluate(() => [...(window.toastsSeen ?? [])]);
+}
+
+beforeAll(async () => {
+  sshd = await startSshd();
+  home = execFileSync('getent', ['passwd', sshd.users.password.username], { encoding: 'utf8' }).split(':')[5] ?? '';
+  const me = accountIds(sshd.users.password.username);
+  mkdirSync(remote());
+  chownSync(remote(), me.uid, me.gid);
+  localDir = mkdtempSync(join(tmpdir(), 'wraith-sftp-polish-'));
+  server = await startWraithServer();
+  browser = await openApp(server.openUrl);
+  page = browser.page;
+  // A call that waits for what is not there fails the test it is in, rather than the tests after it.
+  page.setDefaultTimeout(20_000);
+  await createSshConnectionInUi(page, { name: 'polish sshd', host: sshd.host, port: sshd.port, ...sshd.users.password });
+  await page.getByRole('treeitem', { name: /^polish sshd, SSH/ }).dblclick();
+  await page.getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ }).getByRole('button', { name: 'Trust and connect' }).click();
+  await page.locator('.tab.active.open').waitFor({ timeout: 30_000 });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+  await sshd?.stop();
+  if (home) rmSync(join(home, folder), { recursive: true, force: true });
+  if (localDir) rmSync(localDir, { recursive: true, force: true });
+});
+
+describe('the Files panel, polished', () => {
+  it('Ctrl+Shift+E puts the keys in the file list, and closing the panel gives them back to the terminal', async () => {
+    await page.locator('.tab-panel:visible .xterm').click();
+    await expect.poll(() => focusedIs(terminalInput())).toBe(true);
+    await page.keyboard.press('Control+Shift+E');
+    await panel().waitFor();
+    // The keys are on a row of the list (the first), not left in the terminal.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.matches('aside[aria-label="Files"] tr.sftp-row') ?? false), { timeout: 15_000 }).toBe(true);
+    // Keys typed now work the list: type-ahead goes to the test's folder, Enter opens it.
+    await page.keyboard.type(folder);
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-name'))).toBe(folder);
+    await page.keyboard.press('Enter');
+    await expect.poll(() => panel().getAttribute('data-path')).toBe(remote());
+
+    // Closed with the keyboard from inside it: the terminal has the keys again.
+    await page.keyboard.press('Control+Shift+E');
+    await panel().waitFor({ state: 'detached' });
+    await expect.poll(() => focusedIs(terminalInput())).toBe(true);
+    await page.keyboard.type('echo keys-back-$((6*7))\n');
+    await expect.poll(screenText).toMatch(/^keys-back-42 *$/m);
+
+    // Open again, closed by its ✕ button: the same.
+    await page.keyboard.press('Control+Shift+E');
+    await panel().waitFor();
+    await expect.poll(() => page.evaluate(() => document.activeElement?.closest('aside[aria-label="Files"] .sftp-list') !== null)).toBe(true);
+    await panel().getByRole('button', { name: 'Hide the files panel' }).click();
+    await panel().waitFor({ state: 'detached' });
+    await expect.poll(() => focusedIs(terminalInput())).toBe(true);
+
+    await page.keyboard.press('Control+Shift+E');
+    await panel().waitFor();
+    await expect.poll(() => panel().getAttribute('data-path')).toBe(remote());
+  });
+
+  it('clears finished transfers from the keyboard, one by one or all at once, and leaves running ones', async () => {
+    await showFolder();
+    for (const name of ['one.txt', 'two.txt', 'three.txt']) {
+      await panel().locator('input[name=sftp-upload]').setInputFiles({ name, mimeType: 'text/plain', buffer: Buffer.from(`${name}\n`) });
+      await panel().locator('.transfer[data-state="done"]', { hasText: name }).waitFor({ timeout: 20_000 });
+    }
+    const rows = panel().locator('.transfer');
+    expect(await rows.count()).toBe(3);
+
+    // One row's ✕: that row goes, the keys go to the ✕ of the row that takes its place.
+    const removeTwo = panel().getByRole('button', { name: 'Remove two.txt from the list' });
+    expect(await removeTwo.count()).toBe(1);
+    await removeTwo.focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => rows.count()).toBe(2);
+    expect(await panel().locator('.transfer', { hasText: 'two.txt' }).count()).toBe(0);
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Remove one.txt from the list');
+    expect(existsSync(remote('two.txt'))).toBe(true); // the list forgets the transfer, not the file
+
+    // A transfer still running stays when the finished ones are cleared; the keys stay in the list.
+    const big = join(localDir, 'big.bin');
+    execFileSync('truncate', ['-s', '1G', big]);
+    await panel().locator('input[name=sftp-upload]').setInputFiles(big);
+    const running = panel().locator('.transfer[data-state="running"]', { hasText: 'big.bin' });
+    await running.waitFor({ timeout: 20_000 });
+    expect(await running.getByRole('button', { name: /^Remove / }).count()).toBe(0);
+    await panel().getByRole('button', { name: 'Clear finished' }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(await rows.first().getAttribute('data-state')).toBe('running');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.closest('.sftp-transfers .transfers-head') !== null)).toBe(true);
+
+    // Cancelled, it is finished too: cleared, the list goes and the keys go back to the files.
+    await running.getByRole('button', { name: 'Cancel upload of big.bin' }).click();
+    await expect.poll(() => rows.first().getAttribute('data-state'), { timeout: 20_000 }).toBe('cancelled');
+    await panel().getByRole('button', { name: 'Clear finished' }).focus();
+    await page.keyboard.press('Enter');
+    await panel().locator('.sftp-transfers').waitFor({ state: 'detached' });
+    await expect.poll(() => page.evaluate(() => document.activeElement?.closest('aside[aria-label="Files"] .sftp-list') !== null)).toBe(true);
+  });
+
+  it('uploads files dropped on a folder row into that folder, lighting the row up; dropped elsewhere, into the folder shown', async () => {
+    await showFolder();
+    const me = accountIds(sshd.users.password.username);
+    mkdirSync(remote('inbox'));
+    chownSync(remote('inbox'), me.uid, me.gid);
+    put(remote('plain.txt'), 'plain\n');
+    await refresh();
+    await row('inbox').waitFor();
+    await row('plain.txt').waitFor();
+    const files = (name: string) =>
+      page.evaluateHandle((n) => {
+        const dt = new DataTransfer();
+        dt.items.add(new File([`${n} by drag and drop\n`], n, { type: 'text/plain' }));
+        return dt;
+      }, name);
+    const hint = panel().locator('.drop-hint');
+
+    const intoFolder = await files('into.txt');
+    await panel().dispatchEvent('dragenter', { dataTransfer: intoFolder });
+    await row('inbox').locator('.entry-name').dispatchEvent('dragover', { dataTransfer: intoFolder });
+    await expect.poll(() => row('inbox').getAttribute('class')).toContain('drop-target');
+    expect(await hint.innerText()).toContain(`Drop to upload to ${remote('inbox')}`);
+    // The rows stay in sight while dragging: the hint does not cover the folder row.
+    const hintBox = await hint.boundingBox();
+    const rowBox = await row('inbox').boundingBox();
+    expect(hintBox && rowBox && (rowBox.y + rowBox.height <= hintBox.y || rowBox.y >= hintBox.y + hintBox.height)).toBe(true);
+    await row('inbox').locator('.entry-name').dispatchEvent('drop', { dataTransfer: intoFolder });
+    await hint.waitFor({ state: 'detached' });
+    await expect.poll(() => existsSync(remote('inbox', 'into.txt')) && readFileSync(remote('inbox', 'into.txt'), 'utf8'), { timeout: 20_000 }).toBe('into.txt by drag and drop\n');
+    expect(existsSync(remote('into.txt'))).toBe(false);
+    expect(await row('inbox').getAttribute('class')).not.toContain('drop-target');
+    expect(await panel().getAttribute('data-path')).toBe(remote()); // the panel stays where it was
+
+    // Onto a file's row: into the folder shown, as onto the list's empty space.
+    const here = await files('here.txt');
+    await panel().dispatchEvent('dragenter', { dataTransfer: here });
+    await row('plain.txt').locator('.entry-name').dispatchEvent('dragover', { dataTransfer: here });
+    expect(await hint.innerText()).toContain(`Drop to upload to ${remote()}`);
+    expect(await row('plain.txt').getAttribute('class')).not.toContain('drop-target');
+    await row('plain.txt').locator('.entry-name').dispatchEvent('drop', { dataTransfer: here });
+    await row('here.txt').waitFor({ timeout: 20_000 });
+    expect(readFileSync(remote('here.txt'), 'utf8')).toBe('here.txt by drag and drop\n');
+    expect(existsSync(remote('inbox', 'here.txt'))).toBe(false);
+  });
+
+  it("opens a file the login may not write read-only, says so, and a save the server refuses keeps the text and says why", async () => {
+    await showFolder();
+    put(remote('theirs.conf'), 'listen 80;\n', { owner: sshd.users.key.username, mode: 0o644 });
+    await refresh();
+    await row('theirs.conf').locator('.entry-name').dblclick();
+    const editor = page.getByRole('dialog', { name: 'Edit theirs.conf' });
+    try {
+      await expect.poll(() => editorText(editor)).toBe('listen 80;\n');
+      const note = editor.getByRole('note');
+      await expect.poll(() => note.innerText({ timeout: 500 }).catch(() => '')).toContain('Read-only.');
+      expect(await note.innerText()).toContain(`theirs.conf belongs to ${sshd.users.key.username}`);
+      expect(await note.innerText()).toContain(`do not let ${sshd.users.password.username} change it`);
+      expect(await editor.locator('.editor-path').innerText()).toContain('Read-only');
+      // No Save that cannot work, and typing changes nothing.
+      expect(await editor.getByRole('button', { name: 'Save', exact: true }).count()).toBe(0);
+      const text = editor.getByRole('textbox', { name: 'Contents of theirs.conf' });
+      expect(await text.getAttribute('aria-readonly')).toBe('true');
+      await text.click();
+      await page.keyboard.type('mine');
+      await page.keyboard.press('Control+s');
+      expect(await editorText(editor)).toBe('listen 80;\n');
+
+      // Edit anyway: the server has the last word, and refuses. The text stays as typed, and why is said.
+      await editor.getByRole('button', { name: /^Edit anyway/ }).click();
+      await text.press('Control+End');
+      await text.pressSequentially('listen 443;\n');
+      await text.press('Control+s');
+      const alert = editor.getByRole('alert');
+      await expect.poll(() => alert.innerText({ timeout: 500 }).catch(() => ''), { timeout: 15_000 }).toContain('Not saved: the server refused to write theirs.conf.');
+      expect(await alert.innerText()).toMatch(/permission denied/);
+      expect(await alert.innerText()).toContain('Your text is still here');
+      expect(await editorText(editor)).toBe('listen 80;\nlisten 443;\n');
+      expect(readFileSync(remote('theirs.conf'), 'utf8')).toBe('listen 80;\n');
+      expect(await page.locator('.toasts .toast', { hasText: 'theirs.conf' }).count()).toBe(0);
+    } finally {
+      await closeEditor(editor);
+    }
+  });
+
+  it('hides a UTF-8 byte order mark in the editor and keeps it on save: only the edit changes the bytes', async () => {
+    await showFolder();
+    put(remote('bom.ini'), Buffer.concat([BOM, Buffer.from('[a]\r\nx=1\r\n')]));
+    await refresh();
+    await row('bom.ini').locator('.entry-name').dblclick();
+    const editor = page.getByRole('dialog', { name: 'Edit bom.ini' });
+    try {
+      await expect.poll(() => editorText(editor)).toBe('[a]\nx=1\n');
+      expect(await editor.locator('.cm-specialChar').count()).toBe(0);
+      expect(await editor.locator('.editor-path').innerText()).toContain('UTF-8 BOM');
+      expect(await editor.getByRole('note').count()).toBe(0); // its own file: not read-only
+      const text = editor.getByRole('textbox', { name: 'Contents of bom.ini' });
+      await text.press('Control+End');
+      await text.pressSequentially('y=2\n');
+      await text.press('Control+s');
+      await expect.poll(() => readFileSync(remote('bom.ini')).toString('hex')).toBe(Buffer.concat([BOM, Buffer.from('[a]\r\nx=1\r\ny=2\r\n')]).toString('hex'));
+    } finally {
+      await closeEditor(editor);
+    }
+  });
+
+  it('downloads a folder as a zip without what it cannot read, and its row names what was left out', async () => {
+    await showFolder();
+    const me = accountIds(sshd.users.password.username);
+    mkdirSync(remote('site'));
+    chownSync(remote('site'), me.uid, me.gid);
+    put(remote('site', 'index.html'), '<h1>hi</h1>\n');
+    put(remote('site', 'secret.key'), 'k\n', { owner: sshd.users.key.username, mode: 0o000 });
+    await refresh();
+    await row('site').locator('.entry-name').click({ button: 'right' });
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('menuitem', { name: 'Download as zip' }).click()]);
+    expect(download.suggestedFilename()).toBe('site.zip');
+    const chunks: Buffer[] = [];
+    for await (const c of await download.createReadStream()) chunks.push(Buffer.from(c));
+    const entries = await readZip(Buffer.concat(chunks));
+    expect(Object.keys(entries).sort()).toEqual(['WRAITH-NOT-INCLUDED.txt', 'index.html']);
+    expect(entries['index.html']?.data.toString()).toBe('<h1>hi</h1>\n');
+    expect(entries['WRAITH-NOT-INCLUDED.txt']?.data.toString()).toContain(`secret.key\tCannot open ${remote('site', 'secret.key')}: permission denied on the server.`);
+    const done = panel().locator('.transfer[data-state="done"]', { hasText: 'site.zip' });
+    await done.waitFor({ timeout: 20_000 });
+    expect(await done.getByRole('note').innerText()).toContain('1 item could not be read and was left out: secret.key.');
+  });
+
+  it('reports a dropped connection once: no toast for the transfer it cut off, Reconnect uncovered, the Files button marks the failure', async () => {
+    await showFolder();
+    const big = join(localDir, 'cut.bin');
+    execFileSync('truncate', ['-s', '2G', big]);
+    const toasts = await recordToasts();
+    await panel().locator('input[name=sftp-upload]').setInputFiles(big);
+    const transfer = panel().locator('.transfer', { hasText: 'cut.bin' });
+    await expect.poll(() => percentOf('cut.bin'), { timeout: 20_000 }).toBeGreaterThan(0);
+    // Out of sight (the panel closed), the connection drops under the upload.
+    const toggle = page.locator('.sftp-toggle');
+    await toggle.click();
+    await panel().waitFor({ state: 'detached' });
+    sshd.dropConnections();
+    const banner = page.locator('.tab-panel:visible .pane-banner');
+    await expect.poll(() => banner.innerText({ timeout: 500 }).catch(() => ''), { timeout: 20_000 }).toContain('Disconnected');
+    // The failure is marked on the Files button instead of a toast over the tab.
+    await expect.poll(() => toggle.getAttribute('aria-label'), { timeout: 20_000 }).toBe('Files, 1 transfer failed');
+    expect((await toasts()).filter((t) => t.includes('cut.bin'))).toEqual([]);
+
+    // Reconnect is in sight, even with a toast up (any toast: here the broadcast shortcut's).
+    await page.keyboard.press('Control+Shift+B');
+    await page.locator('.toasts .toast', { hasText: 'Broadcasting input needs two terminal tabs' }).waitFor();
+    const reconnect = banner.getByRole('button', { name: 'Reconnect' });
+    const uncovered = () =>
+      reconnect.evaluate((b) => {
+        const r = b.getBoundingClientRect();
+        const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+        return at !== null && b.contains(at);
+      });
+    expect(await uncovered()).toBe(true);
+
+    // Opened, the list shows the failure in plain words, with Retry; the mark goes once seen.
+    await toggle.click();
+    await panel().waitFor();
+    expect(await transfer.innerText()).toContain('Failed: the connection to the server dropped before it finished.');
+    await expect.poll(() => toggle.getAttribute('aria-label')).toBe('Files');
+
+    // In sight this time: the row says it, and nothing else does.
+    await reconnect.click();
+    await expect.poll(() => page.locator('.tab.active').getAttribute('class'), { timeout: 30_000 }).toContain('open');
+    await expect.poll(() => panel().getAttribute('data-path'), { timeout: 15_000 }).toBe(remote());
+    await transfer.getByRole('button', { name: 'Retry upload of cut.bin' }).click();
+    await expect.poll(() => percentOf('cut.bin'), { timeout: 20_000 }).toBeGreaterThan(0);
+    sshd.dropConnections();
+    await expect.poll(() => transfer.getAttribute('data-state'), { timeout: 20_000 }).toBe('failed');
+    await expect.poll(() => banner.innerText({ timeout: 500 }).catch(() => ''), { timeout: 20_000 }).toContain('Disconnected');
+    await reconnect.click();
+    await expect.poll(() => page.locator('.tab.active').getAttribute('class'), { timeout: 30_000 }).toContain('open');
+    await expect.poll(() => panel().getAttribute('data-path'), { timeout: 15_000 }).toBe(remote());
+    expect((await toasts()).filter((t) => t.includes('cut.bin'))).toEqual([]);
+
+    // And all along, the page logged no errors.
+    expect(browser.pageErrors.filter((e) => !/WebSocket connection to .* failed/.test(e))).toEqual([]);
+  }, 120_000);
+});

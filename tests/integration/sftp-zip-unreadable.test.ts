@@ -1,0 +1,129 @@
+/**
+ * A folder downloaded as a zip (sftp.downloadLink) that holds items this login cannot read, on a
+ * real OpenSSH sshd: a file of mode 000 and a folder of mode 000 owned by another user are left
+ * out, the rest comes whole, the zip lists what it left out and why, and the transfer's notice
+ * names them. A folder that cannot be listed itself still fails, saying so.
+ */
+import { randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { Writable } from 'node:stream';
+import type { Client } from 'ssh2';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { WraithError } from '../../src-main/common/errors.js';
+import { SftpService } from '../../src-main/node/sftp/sftp-service.js';
+import { type SshdHandle, connectSftp, startSshd } from '../fixtures/sshd.js';
+import { failure } from '../fixtures/errors.js';
+import { readZip } from '../fixtures/zip.js';
+
+const SESSION = 'session-zip';
+let sshd: SshdHandle;
+let client: Client;
+let service: SftpService;
+let dir: string;
+
+/** Runs a shell command as root on this machine, where the sshd's files are. */
+const sh = (script: string) => execFileSync('sh', ['-c', script]);
+
+/** Fetches a download link as the HTTP side does (claimDownload), into memory. */
+async function fetchLink(url: string): Promise<Buffer> {
+  const ticket = url.split('/')[2] ?? '';
+  const claim = service.claimDownload(ticket);
+  if (!claim) throw new Error(`no download for ${url}`);
+  const chunks: Buffer[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      chunks.push(chunk);
+      cb();
+    },
+  });
+  const finished = new Promise<void>((resolve, reject) => {
+    sink.once('finish', resolve);
+    sink.once('close', () => reject(new Error('the download was cut off')));
+  });
+  claim.start(sink);
+  await finished;
+  return Buffer.concat(chunks);
+}
+
+beforeAll(async () => {
+  sshd = await startSshd();
+  const conn = await connectSftp(sshd);
+  client = conn.client;
+  service = new SftpService(async (id) => {
+    if (id !== SESSION) throw new WraithError('ENOTFOUND', `No session with id ${id}.`);
+    return conn.sftp;
+  });
+  const home = (await service.realpath(SESSION, '.')).path;
+  dir = `${home}/zip-${randomBytes(4).toString('hex')}`;
+  sh(`mkdir -p '${dir}' && chown ${sshd.users.password.username} '${dir}'`);
+});
+
+afterAll(async () => {
+  await service?.dispose();
+  client?.end();
+  if (dir) sh(`rm -rf '${dir}'`);
+  await sshd?.stop();
+});
+
+describe('a folder zip with items the login cannot read', () => {
+  test('leaves out a file and a folder of mode 000 owned by another user, lists them in the zip and names them in the notice; a folder it cannot list fails', async () => {
+    const me = sshd.users.password.username;
+    const them = sshd.users.key.username;
+    const tree = `${dir}/tree`;
+    sh(
+      [
+        `mkdir -p '${tree}/sub' '${tree}/locked'`,
+        `printf alpha > '${tree}/a.txt'`,
+        `printf beta > '${tree}/sub/b.txt'`,
+        // Readable by its owner only, and the owner is this login: it comes.
+        `printf private > '${tree}/mine.txt' && chmod 600 '${tree}/mine.txt'`,
+        // A name the list of left-out items would take: the list takes another.
+        `printf own > '${tree}/WRAITH-NOT-INCLUDED.txt'`,
+        `chown -R ${me} '${tree}'`,
+        `printf secret > '${tree}/secret.txt' && chown ${them} '${tree}/secret.txt' && chmod 000 '${tree}/secret.txt'`,
+        `printf theirs > '${tree}/sub/theirs.txt' && chown ${them} '${tree}/sub/theirs.txt' && chmod 600 '${tree}/sub/theirs.txt'`,
+        `printf inner > '${tree}/locked/inner.txt' && chown -R ${them} '${tree}/locked' && chmod 000 '${tree}/locked'`,
+      ].join(' && '),
+    );
+
+    const link = await service.downloadLink({ sessionId: SESSION, remotePath: tree });
+    expect(link.name).toBe('tree.zip');
+    const zip = await fetchLink(link.url);
+    expect(zip.length).toBe(link.size);
+    const entries = await readZip(zip);
+    expect(Object.keys(entries).sort()).toEqual(['WRAITH-NOT-INCLUDED-2.txt', 'WRAITH-NOT-INCLUDED.txt', 'a.txt', 'mine.txt', 'sub/', 'sub/b.txt']);
+    expect(entries['a.txt']?.data.toString()).toBe('alpha');
+    expect(entries['mine.txt']?.data.toString()).toBe('private');
+    expect(entries['sub/b.txt']?.data.toString()).toBe('beta');
+    expect(entries['WRAITH-NOT-INCLUDED.txt']?.data.toString()).toBe('own');
+
+    const list = entries['WRAITH-NOT-INCLUDED-2.txt']?.data.toString() ?? '';
+    expect(list).toContain(`These items of ${tree} could not be read`);
+    expect(list).toContain(`locked/\tCannot list ${tree}/locked: permission denied on the server.`);
+    expect(list).toContain(`secret.txt\tCannot open ${tree}/secret.txt: permission denied on the server.`);
+    expect(list).toContain(`sub/theirs.txt\tCannot open ${tree}/sub/theirs.txt: permission denied on the server.`);
+    expect(list).not.toContain('inner.txt');
+
+    const t = await service.wait(link.transferId);
+    expect(t).toMatchObject({ state: 'done', kind: 'folder', filesDone: 4, filesTotal: 4, bytes: 5 + 4 + 7 + 3, totalBytes: 5 + 4 + 7 + 3 });
+    expect(t.notice).toBe(
+      '3 items could not be read and were left out: locked/, secret.txt, sub/theirs.txt. The zip lists them, with the server\'s reasons, in WRAITH-NOT-INCLUDED-2.txt.',
+    );
+
+    // Everything readable (a file only its owner, this login, may read): no list, no notice.
+    const plain = `${dir}/plain`;
+    sh(`mkdir -p '${plain}' && printf x > '${plain}/x.txt' && chmod 600 '${plain}/x.txt' && chown -R ${me} '${plain}'`);
+    const plainLink = await service.downloadLink({ sessionId: SESSION, remotePath: plain });
+    expect(Object.keys(await readZip(await fetchLink(plainLink.url)))).toEqual(['x.txt']);
+    expect((await service.wait(plainLink.transferId)).notice).toBeNull();
+
+    // The folder itself cannot be listed: nothing to zip, and the reason, with no transfer begun.
+    const closed = `${dir}/closed`;
+    sh(`mkdir -p '${closed}' && printf x > '${closed}/x.txt' && chown -R ${them} '${closed}' && chmod 000 '${closed}'`);
+    const before = service.listTransfers(SESSION).length;
+    const err = await failure(service.downloadLink({ sessionId: SESSION, remotePath: closed }));
+    expect(err.code).toBe('EDENIED');
+    expect(err.message).toBe(`Cannot list ${closed}: permission denied on the server.`);
+    expect(service.listTransfers(SESSION).length).toBe(before);
+  });
+});
