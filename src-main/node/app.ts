@@ -154,8 +154,15 @@ export class App {
 
     r.handle('connections.list', (i) => this.connections.list(i ?? {}));
     r.handle('connections.get', (i) => this.connections.get(i.id));
-    r.handle('connections.create', ({ secrets, ...fields }) => this.connections.create(fields, secrets));
-    r.handle('connections.update', (i) => this.connections.update(i.id, i.patch, i.secrets));
+    // A connection that could never connect is refused on its fields, whoever asks (form, CLI, XO).
+    r.handle('connections.create', ({ secrets, ...fields }) => {
+      this.connections.assertSavable(null, fields, secrets);
+      return this.connections.create(fields, secrets);
+    });
+    r.handle('connections.update', (i) => {
+      this.connections.assertSavable(i.id, i.patch, i.secrets);
+      return this.connections.update(i.id, i.patch, i.secrets);
+    });
     r.handle('connections.duplicate', (i) => this.connections.duplicate(i.id));
     r.handle('connections.delete', (i) => (this.connections.delete(i.id), OK));
     r.handle('connections.importSshConfig', (i) => importSshConfig(this.connections, i ?? {}));

@@ -6,6 +6,7 @@ import { toast } from '../composables/dialogs.js';
 import { asWraithError } from '../composables/errors.js';
 import { shellQuote } from '../composables/shell-quote.js';
 import { useHost } from '../transport/index.js';
+import { useConnectionsStore } from './connections.js';
 import { useVaultStore } from './vault.js';
 
 export type TerminalBackend = 'ssh' | 'pty';
@@ -47,6 +48,8 @@ export interface TerminalTab {
   shellTitle: string | null;
   /** Secrets typed into this tab's credential card that the server refused, in a row. */
   credentialTries: number;
+  /** The title was given with Rename tab (kept across a page reload). */
+  renamed?: boolean;
 }
 
 /**
@@ -63,6 +66,8 @@ export interface RdpTab {
   phase: TabPhase;
   problem: Problem | null;
   reattach: boolean;
+  /** The title was given with Rename tab (kept across a page reload). */
+  renamed?: boolean;
 }
 
 export type SessionTab = TerminalTab | RdpTab;
@@ -84,11 +89,34 @@ function exitReason(p: EventPayload<'terminal.exit'>): string {
 
 /** sessionStorage key of the local shell panel's session id. */
 const PANEL_SESSION_KEY = 'wraith.panelSession';
+/** sessionStorage key of the titles given with Rename tab, by session id. */
+const TAB_TITLES_KEY = 'wraith.tabTitles';
+
+/** A tab title as Rename tab keeps it: one line, trimmed, at most 80 characters ('' when blank). */
+function cleanTitle(title: string): string {
+  return title.replace(/\s+/g, ' ').trim().slice(0, 80);
+}
+
+/** The renamed tabs' titles this browser tab remembered, by session id; anything else there is ignored. */
+function storedTitles(): Map<string, string> {
+  try {
+    const parsed: unknown = JSON.parse(sessionStorage.getItem(TAB_TITLES_KEY) ?? '{}');
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return new Map();
+    return new Map(
+      Object.entries(parsed)
+        .map(([id, title]) => [id, typeof title === 'string' ? cleanTitle(title) : ''] as const)
+        .filter(([, title]) => title !== ''),
+    );
+  } catch {
+    return new Map();
+  }
+}
 
 /** Open sessions (from the host) and the terminal tabs the window shows. */
 export const useSessionsStore = defineStore('sessions', () => {
   const host = useHost();
   const vault = useVaultStore();
+  const connections = useConnectionsStore();
   const infos = ref<Record<string, SessionInfo>>({});
   const tabs = ref<SessionTab[]>([]);
   const activeKey = ref<string | null>(null);
@@ -102,6 +130,16 @@ export const useSessionsStore = defineStore('sessions', () => {
     (id) => {
       if (id) sessionStorage.setItem(PANEL_SESSION_KEY, id);
       else sessionStorage.removeItem(PANEL_SESSION_KEY);
+    },
+  );
+  // Titles given with Rename tab are remembered the same way, by session id: a reload re-attaches
+  // the sessions as tabs with the titles the person gave them. Only running tabs' titles are kept,
+  // so a closed tab's is forgotten with it.
+  watch(
+    () => JSON.stringify(Object.fromEntries(allTabs().filter((t) => t.renamed && t.sessionId).map((t) => [t.sessionId, t.title]))),
+    (titles) => {
+      if (titles === '{}') sessionStorage.removeItem(TAB_TITLES_KEY);
+      else sessionStorage.setItem(TAB_TITLES_KEY, titles);
     },
   );
   const prompts = ref<SshPrompt[]>([]);
@@ -178,20 +216,50 @@ export const useSessionsStore = defineStore('sessions', () => {
       }
     }
     const panelId = sessionStorage.getItem(PANEL_SESSION_KEY);
+    const titles = storedTitles();
+    /** The title a re-attached session's tab takes: the one it was renamed to, else the host's. */
+    const titleOf = (s: SessionInfo) => {
+      const renamed = titles.get(s.id);
+      return renamed ? { title: renamed, renamed: true } : { title: s.title };
+    };
     for (const s of list) {
       if (s.kind === 'pty' && s.id === panelId && s.state !== 'closed' && !bySession(s.id)) {
         panelShell.value = newTab('pty', s.title, { sessionId: s.id, reattach: true, phase: s.state === 'disconnected' ? 'ended' : 'open' });
       } else if ((s.kind === 'ssh' || s.kind === 'pty') && s.state !== 'closed' && !bySession(s.id)) {
         tabs.value.push(
-          newTab(s.kind, s.title, { sessionId: s.id, connectionId: s.connectionId, reattach: true, phase: s.state === 'disconnected' ? 'disconnected' : 'open' }),
+          newTab(s.kind, s.title, { ...titleOf(s), sessionId: s.id, connectionId: s.connectionId, reattach: true, phase: s.state === 'disconnected' ? 'disconnected' : 'open' }),
         );
       } else if (s.kind === 'rdp' && s.connectionId && s.state !== 'closed' && !bySession(s.id)) {
         const phase = s.state === 'disconnected' ? 'disconnected' : 'open';
         const problem = s.state === 'disconnected' ? { code: 'ESESSIONCLOSED', message: s.reason ?? 'The connection dropped.', details: {} } : null;
-        tabs.value.push({ key: `tab-${nextKey++}`, kind: 'rdp', title: s.title, connectionId: s.connectionId, sessionId: s.id, phase, problem, reattach: true });
+        tabs.value.push({ key: `tab-${nextKey++}`, kind: 'rdp', ...titleOf(s), connectionId: s.connectionId, sessionId: s.id, phase, problem, reattach: true });
       }
     }
     if (!activeKey.value && tabs.value[0]) activeKey.value = tabs.value[0].key;
+  }
+
+  /**
+   * The saved connection this tab was opened from has been deleted. Its session, while it runs,
+   * runs on; but nothing can open it again: no Reconnect, Connect again, Try again or Duplicate.
+   */
+  function connectionDeleted(tab: SessionTab): boolean {
+    return tab.kind !== 'pty' && tab.connectionId !== null && connections.loaded && !connections.byId.has(tab.connectionId);
+  }
+
+  /** Why a tab of a deleted connection cannot connect, by the name the tab has (not the connection's id). */
+  function deletedProblem(tab: SessionTab): Problem {
+    return { code: 'ENOTFOUND', message: `The saved connection ${tab.title} was deleted, so this tab cannot connect again.`, details: {} };
+  }
+
+  /**
+   * After a connect failed with ENOTFOUND: the connection may have been deleted elsewhere (the CLI,
+   * another window, the XO), which this window's list does not know yet. The list is loaded again,
+   * and the tab then knows it, and says so, instead of showing the host's "No connection with id …".
+   */
+  async function learnDeleted(tab: SessionTab, err: unknown): Promise<boolean> {
+    if (asWraithError(err).code !== 'ENOTFOUND' || !tab.connectionId) return false;
+    await connections.load().catch(() => undefined);
+    return connectionDeleted(tab);
   }
 
   function find(key: string): TerminalTab | undefined {
@@ -275,6 +343,11 @@ export const useSessionsStore = defineStore('sessions', () => {
       if (tab.kind === 'ssh') {
         const connectionId = tab.connectionId;
         if (!connectionId) throw new Error('This tab has no saved connection to open.');
+        if (connectionDeleted(tab)) {
+          tab.phase = 'failed';
+          tab.problem = deletedProblem(tab);
+          return;
+        }
         const r = await vault.withUnlocked(`Connect to ${tab.title}`, () =>
           host.call('ssh.open', credential ? { connectionId, cols, rows, credential } : { connectionId, cols, rows }),
         );
@@ -302,6 +375,11 @@ export const useSessionsStore = defineStore('sessions', () => {
       if (info) applyInfo(info);
       else if (tab.phase === 'starting') tab.phase = 'open';
     } catch (err) {
+      if (await learnDeleted(tab, err)) {
+        tab.phase = 'failed';
+        tab.problem = deletedProblem(tab);
+        return;
+      }
       fail(tab, err, 'failed');
     }
   }
@@ -378,6 +456,9 @@ export const useSessionsStore = defineStore('sessions', () => {
     const tab = find(key);
     if (!tab?.sessionId) return;
     if (!credential) tab.credentialTries = 0;
+    // Nothing left to reconnect to (the host would answer with the connection's id): the tab stays
+    // as it is, and says why where Reconnect was.
+    if (connectionDeleted(tab)) return;
     // The tab stays "disconnected" (typing goes nowhere) until the host reports it open again.
     try {
       const sessionId = tab.sessionId;
@@ -386,10 +467,35 @@ export const useSessionsStore = defineStore('sessions', () => {
       const info = tab.sessionId ? infos.value[tab.sessionId] : undefined;
       if (info) applyInfo(info);
     } catch (err) {
+      // Deleted meanwhile: the tab stays as it was, and its banner says why it cannot reconnect.
+      if (await learnDeleted(tab, err)) return;
       // A server whose host key changed, or whose key was forgotten, asks the same question a new
       // tab asks (its card); Reconnect alone would only fail the same way again.
       fail(tab, err, 'disconnected');
     }
+  }
+
+  /**
+   * Cancel on a question a Reconnect asked (a host key, a password or passphrase): the tab goes
+   * back to "Disconnected — Reconnect" with its scrollback, as it was before Reconnect, rather
+   * than closing. The host keeps the session disconnected meanwhile; one it no longer has ended.
+   */
+  function cancelReconnect(key: string): void {
+    const tab = find(key);
+    if (!tab?.sessionId) return;
+    const what =
+      tab.phase === 'hostkey-unknown' ? "the server's host key was not trusted" :
+      tab.phase === 'hostkey-changed' ? "the server's host key has changed" :
+      tab.phase === 'credential' ? `no ${credentialNeed(tab)?.credential ?? 'password'} was given` : null;
+    if (!what) return;
+    tab.credentialTries = 0;
+    if (!infos.value[tab.sessionId]) {
+      tab.phase = 'ended';
+      tab.problem = { code: 'ESESSIONCLOSED', message: 'The host no longer has this session.', details: {} };
+      return;
+    }
+    tab.phase = 'disconnected';
+    tab.problem = { code: 'ECANCELLED', message: `Not reconnected: ${what}.`, details: {} };
   }
 
   /**
@@ -439,6 +545,7 @@ export const useSessionsStore = defineStore('sessions', () => {
    * shell re-attached after a page reload knows only its session).
    */
   function canDuplicate(tab: SessionTab): boolean {
+    if (connectionDeleted(tab)) return false;
     return tab.kind === 'rdp' || (tab.kind === 'ssh' && tab.connectionId !== null) || (tab.kind === 'pty' && tab.shell !== null);
   }
 
@@ -450,7 +557,10 @@ export const useSessionsStore = defineStore('sessions', () => {
     else if (tab?.kind === 'ssh' && tab.connectionId) copy = openSsh(tab.connectionId, tab.title);
     else if (tab?.kind === 'pty' && tab.shell) copy = openShellTab(tab.shell, tab.title);
     if (copy) move(copy.key, tabs.value.findIndex((t) => t.key === key) + 1);
-    return copy;
+    // A copy of a renamed tab has the name it was given, and keeps it across a reload too.
+    const shown = copy && tabs.value.find((t) => t.key === copy.key);
+    if (shown && tab?.renamed) shown.renamed = true;
+    return shown ?? copy;
   }
 
   /**
@@ -465,11 +575,13 @@ export const useSessionsStore = defineStore('sessions', () => {
     return tab;
   }
 
-  /** The title shown on the tab (this window only); blank keeps the old one. */
+  /** The title shown on the tab (this window only, kept across a reload); blank keeps the old one. */
   function rename(key: string, title: string): void {
     const tab = tabs.value.find((t) => t.key === key);
-    const clean = title.replace(/\s+/g, ' ').trim().slice(0, 80);
-    if (tab && clean) tab.title = clean;
+    const clean = cleanTitle(title);
+    if (!tab || !clean) return;
+    tab.title = clean;
+    tab.renamed = true;
   }
 
   /**
@@ -514,8 +626,8 @@ export const useSessionsStore = defineStore('sessions', () => {
 
   return {
     infos, tabs, activeKey, activeTab, panelShell, prompts, openCount,
-    load, openSsh, openShellTab, openRdp, findRdp, setPanelShell, panelShellRunning, closePanelShell, start, trustAndConnect, forgetAndRetry, connectWithCredential, credentialNeed, reconnect, relaunch, kill, close, activate, cycle,
-    canDuplicate, duplicate, openSshIn, rename, setShellTitle, move, markAttention,
+    load, openSsh, openShellTab, openRdp, findRdp, setPanelShell, panelShellRunning, closePanelShell, start, trustAndConnect, forgetAndRetry, connectWithCredential, credentialNeed, reconnect, cancelReconnect, relaunch, kill, close, activate, cycle,
+    canDuplicate, connectionDeleted, duplicate, openSshIn, rename, setShellTitle, move, markAttention,
     answerPrompt, hostKeyTarget,
   };
 });

@@ -41,7 +41,7 @@ test('wraith methods prints every method with its JSON Schemas', async () => {
 });
 
 test('wraith call prints the result; errors go to stderr as {code,message} with exit 1', async () => {
-  const created = await cli('call', 'connections.create', '{"name":"cli","kind":"ssh","host":"cli.example"}');
+  const created = await cli('call', 'connections.create', '{"name":"cli","kind":"ssh","host":"cli.example","username":"ops"}');
   expect(created.code).toBe(0);
   expect(JSON.parse(created.stdout)).toMatchObject({ name: 'cli', port: 22 });
 

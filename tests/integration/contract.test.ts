@@ -136,11 +136,11 @@ for (const [name, make] of Object.entries(transports)) {
 
     test('secrets need the vault; once set up they are stored and never returned', async () => {
       await expect(
-        h.client.call('connections.create', { name: 's', kind: 'ssh', host: 'h', secrets: { password: 'pw' } }),
+        h.client.call('connections.create', { name: 's', kind: 'ssh', host: 'h', username: 'ops', secrets: { password: 'pw' } }),
       ).rejects.toMatchObject({ code: 'ELOCKED' });
       expect((await h.client.call('vault.status')).state).toBe('uninitialized');
       await h.client.call('vault.init', { protection: 'password', password: 'correct horse battery' });
-      const c = await h.client.call('connections.create', { name: 's', kind: 'ssh', host: 'h', secrets: { password: 'pw' } });
+      const c = await h.client.call('connections.create', { name: 's', kind: 'ssh', host: 'h', username: 'ops', secrets: { password: 'pw' } });
       expect(c.hasPassword).toBe(true);
       expect(JSON.stringify(c)).not.toContain('"pw"');
       await h.client.call('vault.lock');

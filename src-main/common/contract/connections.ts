@@ -124,12 +124,14 @@ export const connectionsMethods = {
   'connections.create': method(
     ConnectionFields.extend({ secrets: ConnectionSecrets.optional() }),
     Connection,
-    'Creates a connection; any secrets go to the vault (which must be unlocked).',
+    'Creates a connection; any secrets go to the vault (which must be unlocked). One that could never connect is refused ' +
+      '(EBADARGS, an issue per field): SSH without a user name, the key method without a key, a pasted text or key file that is no private key.',
   ),
   'connections.update': method(
     z.object({ id: Id, patch: patchOf(ConnectionFields), secrets: ConnectionSecrets.optional() }),
     Connection,
-    'Changes fields of a connection; secrets given as null are removed from the vault.',
+    'Changes fields of a connection; secrets given as null are removed from the vault. A change that would keep it from ' +
+      'connecting is refused as connections.create refuses it (issues under patch.* and secrets.*).',
   ),
   'connections.duplicate': method(z.object({ id: Id }), Connection, 'Copies a connection (without its secrets).'),
   'connections.delete': method(z.object({ id: Id }), Ok, 'Deletes a connection and its secrets.'),

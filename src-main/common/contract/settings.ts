@@ -44,6 +44,11 @@ export const SettingsSchema = z.object({
   'ui.leftPanelWidth': z.number().int().min(160).max(800).default(260),
   'ui.rightPanelWidth': z.number().int().min(240).max(1200).default(320),
   'ui.bottomPanelHeight': z.number().int().min(120).max(1200).default(260),
+  /**
+   * Closing a tab whose session runs (Ctrl+W, its ×, a middle click) asks first, as closing
+   * several does: one stray key would otherwise end a shell and what runs in it.
+   */
+  'ui.confirmCloseRunningTab': z.boolean().default(true),
   'ssh.keepaliveIntervalMs': z.number().int().min(0).max(600_000).default(15_000),
 });
 export type Settings = z.infer<typeof SettingsSchema>;

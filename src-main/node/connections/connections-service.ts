@@ -9,6 +9,7 @@ import type {
 import { WraithError } from '../../common/errors.js';
 import type { Db } from '../db/database.js';
 import type { SecretKind, Vault } from '../vault/vault.js';
+import { type FieldIssue, connectabilityIssues, keyFileProblem, privateKeyProblem } from './connection-checks.js';
 
 type Fields = z.output<typeof ConnectionFields>;
 type Secrets = z.output<typeof ConnectionSecrets>;
@@ -99,6 +100,52 @@ export class ConnectionsService {
   /** ELOCKED unless a secret could be written now (the vault is set up and unlocked). */
   assertCanSaveSecrets(): void {
     this.vault.assertWritable();
+  }
+
+  /**
+   * EBADARGS, with an issue on each field at fault, when the connection a create (`id` null) or an
+   * update would save could never connect: an SSH connection without a user name, the key method
+   * without a key, a pasted text or a key file that is no private key (connection-checks.ts). The
+   * contract's create and update ask this before saving; an import, a duplicate and the vault
+   * writes of a typed password do not. An update is judged on what it changes, so a connection
+   * saved before these checks existed (no user name, say) can still be renamed or moved.
+   */
+  assertSavable(id: string | null, change: Partial<Fields>, secrets: Secrets = {}): void {
+    const current = id === null ? null : this.get(id);
+    const touched = (...keys: (keyof Fields)[]) => current === null || keys.some((k) => change[k] !== undefined);
+    const at = (field: string): string[] => (current === null ? [field] : ['patch', field]);
+    const kind = change.kind ?? current?.kind ?? 'ssh';
+    const authMethod = change.authMethod ?? current?.authMethod ?? 'password';
+    const keyPath = (change.keyPath !== undefined ? change.keyPath : current?.keyPath ?? null)?.trim() || null;
+    // Blank is "remove the saved key" (writeSecrets); spaces alone are a paste gone wrong.
+    const pasted = typeof secrets.privateKey === 'string' && secrets.privateKey !== '' ? secrets.privateKey : null;
+    const hasPrivateKey = secrets.privateKey === undefined ? (current?.hasPrivateKey ?? false) : pasted !== null;
+    const keyChanged = touched('kind', 'authMethod', 'keyPath') || secrets.privateKey !== undefined;
+
+    const issues: FieldIssue[] = connectabilityIssues({
+      kind,
+      username: change.username ?? current?.username ?? '',
+      authMethod,
+      keyPath,
+      hasPrivateKey,
+      pastedKey: pasted,
+    })
+      .filter((i) => (i.path[0] === 'username' ? touched('kind', 'username') : i.path[0] === 'keyPath' ? keyChanged : true))
+      .map((i) => (i.path[0] === 'secrets' ? i : { ...i, path: at(i.path[0] ?? '') }));
+
+    if (kind === 'ssh' && authMethod === 'key' && !issues.some((i) => i.path.at(-1) === 'keyPath' || i.path.at(-1) === 'privateKey')) {
+      // The key a connect will use: the pasted (or kept) one before the file, as the connect step takes them.
+      if (pasted) {
+        const problem = privateKeyProblem(pasted);
+        if (problem) issues.push({ path: ['secrets', 'privateKey'], message: problem });
+      } else if (!hasPrivateKey && keyPath && keyChanged) {
+        const problem = keyFileProblem(keyPath);
+        if (problem) issues.push({ path: at('keyPath'), message: problem });
+      }
+    }
+    if (issues.length > 0) {
+      throw new WraithError('EBADARGS', issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '), { issues });
+    }
   }
 
   create(fields: Fields, secrets: Secrets = {}): Connection {

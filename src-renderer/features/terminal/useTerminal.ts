@@ -19,6 +19,7 @@ import { terminalHub } from './terminal-hub.js';
 import type { BroadcastReceiver, UserInput } from './broadcast.js';
 import { bufferText, registerTerminal } from './terminal-inspect.js';
 import { boldIsBright, terminalTheme } from './terminal-themes.js';
+import { terminalFontFamily } from './font-family.js';
 
 export interface UseTerminalOptions {
   /** Show the session's recent output (terminal.read) before live data: a tab re-opened after a reload. */
@@ -314,7 +315,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
       convertEol: backend === 'ssh',
       scrollback: s['terminal.scrollback'],
       fontSize: terminalFontSize(s),
-      fontFamily: s['terminal.fontFamily'],
+      fontFamily: terminalFontFamily(s['terminal.fontFamily']),
       lineHeight: s['terminal.lineHeight'],
       theme: terminalTheme(s['terminal.theme']),
       drawBoldTextInBrightColors: boldIsBright(s['terminal.theme']),
@@ -411,7 +412,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     ([fontSize, fontFamily, lineHeight, scrollback]) => {
       if (!term) return;
       term.options.fontSize = fontSize;
-      term.options.fontFamily = fontFamily;
+      term.options.fontFamily = terminalFontFamily(fontFamily);
       term.options.lineHeight = lineHeight;
       term.options.scrollback = scrollback;
       refit();
