@@ -143,6 +143,17 @@ export const useSessionsStore = defineStore('sessions', () => {
     },
   );
   const prompts = ref<SshPrompt[]>([]);
+  /**
+   * Passwords and passphrases typed into a tab's card during one connect, one per hop, sent
+   * together: a jump host's is not asked for again when its target then asks for its own. Kept out
+   * of reactive state (never rendered, never persisted) and dropped once the connect ends: open,
+   * given up, cancelled, or the tab closed. One the server refused is dropped at once.
+   */
+  const typedSecrets = new Map<string, OneTimeCredential[]>();
+  const typedFor = (key: string) => {
+    const list = typedSecrets.get(key) ?? [];
+    return list.length > 0 ? { credentials: list } : {};
+  };
 
   const activeTab = computed(() => tabs.value.find((t) => t.key === activeKey.value) ?? null);
   // A tab being shown has been seen: whatever it was marked with is cleared, however it got shown.
@@ -330,15 +341,15 @@ export const useSessionsStore = defineStore('sessions', () => {
   }
 
   /**
-   * Opens the session of a terminal at the size its view measured; `credential` is a password or
-   * passphrase the person just typed into the tab's card (sent for this connect only).
+   * Opens the session of a terminal at the size its view measured, with the passwords typed into
+   * its card so far (`fromCard`: this connect follows one being typed).
    */
-  async function start(key: string, cols: number, rows: number, credential?: OneTimeCredential): Promise<void> {
+  async function start(key: string, cols: number, rows: number, fromCard = false): Promise<void> {
     const tab = find(key);
     if (!tab || tab.sessionId) return;
     tab.phase = 'starting';
     tab.problem = null;
-    if (!credential) tab.credentialTries = 0;
+    if (!fromCard) tab.credentialTries = 0;
     try {
       if (tab.kind === 'ssh') {
         const connectionId = tab.connectionId;
@@ -349,9 +360,10 @@ export const useSessionsStore = defineStore('sessions', () => {
           return;
         }
         const r = await vault.withUnlocked(`Connect to ${tab.title}`, () =>
-          host.call('ssh.open', credential ? { connectionId, cols, rows, credential } : { connectionId, cols, rows }),
+          host.call('ssh.open', { connectionId, cols, rows, ...typedFor(key) }),
         );
         tab.credentialTries = 0;
+        typedSecrets.delete(key);
         tab.sessionId = r.sessionId;
         // The session is open; a saved port forward that could not start is news, not a failure.
         for (const message of r.forwardErrors ?? []) toast(`${tab.title}: ${message}`, 'error');
@@ -397,6 +409,13 @@ export const useSessionsStore = defineStore('sessions', () => {
     // prompt — up to MAX_CREDENTIAL_TRIES refusals, then the tab says it failed (Try again asks anew).
     const ask = need && tab.credentialTries < MAX_CREDENTIAL_TRIES;
     tab.phase = e.code === 'EHOSTKEY_UNKNOWN' ? 'hostkey-unknown' : e.code === 'EHOSTKEY_CHANGED' ? 'hostkey-changed' : ask ? 'credential' : otherwise;
+    // What was typed stays for the rest of this connect (a host key question or another hop's
+    // password may come between), except a refused one; a connect given up forgets it all.
+    if (tab.phase === 'credential' && need?.reason === 'credential-rejected') {
+      typedSecrets.set(tab.key, (typedSecrets.get(tab.key) ?? []).filter((c) => c.connectionId !== need.connectionId));
+    } else if (tab.phase === otherwise) {
+      typedSecrets.delete(tab.key);
+    }
   }
 
   /** What the tab's credential card asks for: the secret, the hop it is for, and whether one was refused. */
@@ -413,9 +432,10 @@ export const useSessionsStore = defineStore('sessions', () => {
     const tab = find(key);
     const need = tab && credentialNeed(tab);
     if (!tab || !need) return;
-    const credential = { connectionId: need.connectionId, secret, save };
-    if (tab.sessionId) await reconnect(tab.key, credential);
-    else await start(tab.key, cols, rows, credential);
+    const others = (typedSecrets.get(key) ?? []).filter((c) => c.connectionId !== need.connectionId);
+    typedSecrets.set(key, [...others, { connectionId: need.connectionId, secret, save }]);
+    if (tab.sessionId) await reconnect(tab.key, true);
+    else await start(tab.key, cols, rows, true);
   }
 
   /**
@@ -452,18 +472,20 @@ export const useSessionsStore = defineStore('sessions', () => {
     await connectAfterDecision(tab, cols, rows);
   }
 
-  async function reconnect(key: string, credential?: OneTimeCredential): Promise<void> {
+  /** Reconnects a dropped session (`fromCard`: this follows a password typed into its card). */
+  async function reconnect(key: string, fromCard = false): Promise<void> {
     const tab = find(key);
     if (!tab?.sessionId) return;
-    if (!credential) tab.credentialTries = 0;
+    if (!fromCard) tab.credentialTries = 0;
     // Nothing left to reconnect to (the host would answer with the connection's id): the tab stays
     // as it is, and says why where Reconnect was.
     if (connectionDeleted(tab)) return;
     // The tab stays "disconnected" (typing goes nowhere) until the host reports it open again.
     try {
       const sessionId = tab.sessionId;
-      await vault.withUnlocked(`Reconnect to ${tab.title}`, () => host.call('ssh.reconnect', credential ? { sessionId, credential } : { sessionId }));
+      await vault.withUnlocked(`Reconnect to ${tab.title}`, () => host.call('ssh.reconnect', { sessionId, ...typedFor(key) }));
       tab.credentialTries = 0;
+      typedSecrets.delete(key);
       const info = tab.sessionId ? infos.value[tab.sessionId] : undefined;
       if (info) applyInfo(info);
     } catch (err) {
@@ -489,6 +511,7 @@ export const useSessionsStore = defineStore('sessions', () => {
       tab.phase === 'credential' ? `no ${credentialNeed(tab)?.credential ?? 'password'} was given` : null;
     if (!what) return;
     tab.credentialTries = 0;
+    typedSecrets.delete(key);
     if (!infos.value[tab.sessionId]) {
       tab.phase = 'ended';
       tab.problem = { code: 'ESESSIONCLOSED', message: 'The host no longer has this session.', details: {} };
@@ -533,6 +556,7 @@ export const useSessionsStore = defineStore('sessions', () => {
     const index = tabs.value.findIndex((t) => t.key === key);
     const tab = tabs.value[index];
     if (!tab) return;
+    typedSecrets.delete(key);
     tabs.value.splice(index, 1);
     if (activeKey.value === key) activeKey.value = (tabs.value[index] ?? tabs.value[index - 1])?.key ?? null;
     if (tab.sessionId && tab.phase !== 'ended') {

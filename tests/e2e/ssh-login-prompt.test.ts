@@ -1,7 +1,8 @@
 /**
- * Mistyped logins, in real Chromium against the real sshd: the server's own keyboard-interactive
- * prompt asks again after a refusal (saying so), and the tab's password card gives up after three
- * refusals, as ssh does, with Try again asking anew. The tests run in order on one page.
+ * Logins typed in the tab, in real Chromium against the real sshd: the server's own
+ * keyboard-interactive prompt asks again after a refusal (saying so); the tab's password card gives
+ * up after three refusals, as ssh does, with Try again asking anew; and a jump host and its target
+ * that both have no saved password are each asked for once. The tests run in order on one page.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
@@ -106,5 +107,39 @@ describe('mistyped logins', () => {
     await field().press('Enter');
     await expect.poll(() => page.locator('.tab.active').getAttribute('class'), { timeout: 20_000 }).toContain('open');
     await echoWorks('after-three');
+  });
+
+  it('a jump host and its target, neither with a saved password: each card comes once, and the tab connects', async () => {
+    const bastionForm = await fillNewSshConnection(page, { name: 'bastion', host: sshd.host, port: sshd.port, username: sshd.users.password.username, password: '' });
+    await bastionForm.waitFor({ state: 'detached' });
+    // The target is the same sshd, reached through a forward on the bastion.
+    await page.locator('.connections .panel-head').getByRole('button', { name: 'New connection' }).click();
+    const form = page.getByRole('dialog', { name: 'New connection' });
+    await form.locator('input[name=name]').fill('behind');
+    await form.locator('input[name=host]').fill(sshd.host);
+    await form.locator('input[name=port]').fill(String(sshd.port));
+    await form.locator('input[name=username]').fill(sshd.users.password.username);
+    const bastion = await form.locator('select[name=jumpHostId] option', { hasText: 'bastion' }).getAttribute('value');
+    await form.locator('select[name=jumpHostId]').selectOption(bastion ?? '');
+    await form.getByRole('button', { name: 'Create' }).click();
+    await form.waitFor({ state: 'detached' });
+
+    const asked: string[] = [];
+    const card = () => page.locator('.tab-panel:visible').getByRole('alertdialog', { name: /^Password for / });
+    await page.getByRole('treeitem', { name: /^behind, SSH/ }).dblclick();
+    const title = () => card().locator('h3').innerText();
+    for (const hop of ['bastion', 'behind']) {
+      await card().waitFor({ timeout: 20_000 });
+      asked.push(await title());
+      expect(await title()).toContain(`(${hop})`);
+      await card().getByLabel('Password', { exact: true }).fill(sshd.users.password.password);
+      await card().getByLabel('Password', { exact: true }).press('Enter');
+      // The next card, or the open terminal, takes this one's place.
+      await expect.poll(async () => (await card().count()) === 0 || !(await title()).includes(`(${hop})`), { timeout: 20_000 }).toBe(true);
+    }
+    await expect.poll(() => page.locator('.tab.active').getAttribute('class'), { timeout: 20_000 }).toContain('open');
+    expect(await card().count()).toBe(0);
+    expect(asked).toHaveLength(2);
+    await echoWorks('through-bastion');
   });
 });
