@@ -156,7 +156,8 @@ describe('the Electron transport (MessagePort from the preload)', () => {
       await files().locator('input[name=sftp-upload]').setInputFiles(join(local, n));
     };
     const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-    const leftovers = () => readdirSync(home).filter((n) => n.includes('wraith-part'));
+    // Only this test's temps: other test files upload into the same user's home at the same time.
+    const leftovers = () => readdirSync(home).filter((n) => n.includes('wraith-part') && (n.includes(name) || n.includes(big)));
 
     beforeAll(async () => {
       sshd = await startSshd();
