@@ -67,6 +67,7 @@ test('LocalForward, RemoteForward and DynamicForward become saved forwards; what
     text: `
 Host db
   HostName 10.0.0.5
+  User postgres
   LocalForward 5432 localhost:5432
   LocalForward [::1]:8080 [2001:db8::7]:80
   LocalForward 127.0.0.1/9090 metrics/9090

@@ -133,7 +133,12 @@ export const connectionsMethods = {
     'Changes fields of a connection; secrets given as null are removed from the vault. A change that would keep it from ' +
       'connecting is refused as connections.create refuses it (issues under patch.* and secrets.*).',
   ),
-  'connections.duplicate': method(z.object({ id: Id }), Connection, 'Copies a connection (without its secrets).'),
+  'connections.duplicate': method(
+    z.object({ id: Id }),
+    Connection,
+    'Copies a connection with its saved secrets (password, private key, passphrase) as new vault entries; ELOCKED, copying ' +
+      'nothing, when it has secrets and the vault is locked.',
+  ),
   'connections.delete': method(z.object({ id: Id }), Ok, 'Deletes a connection and its secrets.'),
   'connections.importSshConfig': method(
     z.object({
@@ -145,7 +150,7 @@ export const connectionsMethods = {
     z.object({
       created: z.array(Connection),
       skipped: z.array(z.object({ host: z.string(), reason: z.string() })),
-      /** Parts of an imported entry left out, each saying why (a forward listening beyond loopback, a Unix socket). */
+      /** Parts of an imported entry left out or filled in, each saying why (a forward listening beyond loopback, a Unix socket; no User, so the local login name). */
       notes: z.array(z.object({ host: z.string(), note: z.string() })),
     }),
     'Imports Host entries (HostName, User, Port, IdentityFile, ProxyJump; LocalForward, RemoteForward, DynamicForward as saved port forwards) from an OpenSSH config.',

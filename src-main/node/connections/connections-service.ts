@@ -41,6 +41,8 @@ const SECRET_COLUMNS = {
   privateKey: 'private_key_secret_id',
 } as const satisfies Record<keyof Secrets, keyof ConnectionRow>;
 
+const SECRET_WORDS = { password: 'password', passphrase: 'key passphrase', privateKey: 'private key' } as const satisfies Record<keyof Secrets, string>;
+
 export const DEFAULT_PORTS = { ssh: 22, rdp: 3389 } as const;
 
 /** What a session needs to connect: the stored fields plus secrets read from the vault. */
@@ -199,9 +201,32 @@ export class ConnectionsService {
     return this.get(id);
   }
 
+  /**
+   * A copy named "… (copy)", with copies of its saved secrets (password, pasted private key,
+   * passphrase) as new vault entries: a copy without them would keep the key method and no key,
+   * and fail only at connect. ELOCKED, before anything is written, when it has secrets and the
+   * vault is locked: unlocking and duplicating again gives a copy that works.
+   */
   duplicate(id: string): Connection {
-    const c = this.get(id);
-    return this.create({ ...c, name: `${c.name} (copy)` });
+    const row = this.row(id);
+    const c = this.toConnection(row);
+    const secrets: Secrets = {};
+    const saved = (Object.entries(SECRET_COLUMNS) as [keyof Secrets, (typeof SECRET_COLUMNS)[keyof Secrets]][]).filter(([, col]) => row[col] !== null);
+    if (saved.length > 0) {
+      try {
+        this.vault.assertWritable();
+        for (const [field, col] of saved) secrets[field] = this.vault.reveal(row[col]);
+      } catch (err) {
+        if (!(err instanceof WraithError) || err.code !== 'ELOCKED') throw err;
+        const what = saved.map(([field]) => SECRET_WORDS[field]).join(', ');
+        throw new WraithError(
+          'ELOCKED',
+          `Unlock the vault to duplicate ${c.name}: its saved ${what} ${saved.length > 1 ? 'are' : 'is'} kept in the vault, and the copy needs ${saved.length > 1 ? 'them' : 'it'} to connect. Nothing was copied.`,
+          { connectionId: id },
+        );
+      }
+    }
+    return this.create({ ...c, name: `${c.name} (copy)` }, secrets);
   }
 
   delete(id: string): void {
@@ -246,7 +271,14 @@ export class ConnectionsService {
 
   private row(id: string): ConnectionRow {
     const row = this.db.prepare('SELECT * FROM connections WHERE id = ?').get(id) as ConnectionRow | undefined;
-    if (!row) throw new WraithError('ENOTFOUND', `No connection with id ${id}.`);
+    // The id means nothing to a person; it goes in details for scripts and logs.
+    if (!row) {
+      throw new WraithError(
+        'ENOTFOUND',
+        'That saved connection no longer exists: it was deleted (here, in another window or from the CLI). Refresh the connections list, or save the connection again.',
+        { connectionId: id },
+      );
+    }
     return row;
   }
 

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { homedir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import SSHConfig from 'ssh-config';
 import type { Connection } from '../../common/contract/connections.js';
@@ -12,6 +12,21 @@ export interface ImportResult {
   skipped: { host: string; reason: string }[];
   /** What of a created connection's entry was left out (a forward Wraith cannot run). */
   notes: { host: string; note: string }[];
+}
+
+/**
+ * The user name ssh logs in as when neither the entry nor its ProxyJump spec gives a User: the
+ * local login name, that of the account Wraith runs as. Null when this account has none (no
+ * passwd entry, no USER): the entry is then skipped, saying why, rather than saved without one.
+ */
+export function localLoginName(): string | null {
+  try {
+    const name = userInfo().username;
+    if (name) return name;
+  } catch {
+    // No passwd entry for this uid (a container started with an arbitrary uid): fall back to the environment.
+  }
+  return process.env.USER || process.env.LOGNAME || null;
 }
 
 function first(v: string | string[] | undefined): string | undefined {
@@ -103,6 +118,17 @@ export function importSshConfig(
     }
     // A jump host named only inside a ProxyJump has no entry, so no forwards of its own.
     const { forwards, notes } = params ? forwardsFromSshConfig(params) : { forwards: [], notes: [] };
+    let username = ((params ? first(params.User) : spec?.user) ?? '').trim();
+    if (!username) {
+      // As ssh does: no User means the local login name.
+      const local = localLoginName();
+      if (!local) {
+        result.skipped.push({ host: alias, reason: 'No User is given, and the account Wraith runs as has no login name to use instead: add a User line' });
+        return null;
+      }
+      username = local;
+      notes.push(`No User is given: the user name is ${local}, the account Wraith runs as, as ssh would use. Edit the connection if the server expects another.`);
+    }
     try {
       const created = connections.create({
         name: alias,
@@ -110,7 +136,7 @@ export function importSshConfig(
         // HostName may use %h (the alias) and %% (a literal %), as OpenSSH expands them.
         host: ((params ? first(params.HostName) : spec?.host) ?? alias).replace(/%(%|h)/g, (_m, c: string) => (c === 'h' ? alias : '%')),
         port,
-        username: (params ? first(params.User) : spec?.user) ?? '',
+        username,
         groupId: opts.groupId ?? null,
         tags: ['ssh-config'],
         authMethod: identity ? 'key' : 'agent',

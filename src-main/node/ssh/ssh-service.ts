@@ -328,6 +328,20 @@ export class SshService {
     return chain;
   }
 
+  /** resolveChain for a session's Reconnect: a deleted connection is named by the session's title. */
+  private resolveChainFor(session: SshSession): ResolvedConnection[] {
+    try {
+      return this.resolveChain(session.connectionId);
+    } catch (err) {
+      if (!(err instanceof WraithError) || err.code !== 'ENOTFOUND' || err.details?.connectionId !== session.connectionId) throw err;
+      throw new WraithError(
+        'ENOTFOUND',
+        `The saved connection ${session.title} was deleted, so this session cannot reconnect. Save the connection again, or open another.`,
+        { connectionId: session.connectionId, sessionId: session.id },
+      );
+    }
+  }
+
   /**
    * The chain with typed passwords or passphrases put in place of the missing (or refused) saved
    * ones, each for its hop and this connect only; `save` writes those asked to be saved to the
@@ -422,7 +436,7 @@ export class SshService {
     const session = this.session(sessionId);
     if (session.state === 'open') return;
     if (session.state === 'connecting') throw new WraithError('EBADARGS', `${session.title} is already connecting.`);
-    const { chain, save } = this.withCredentials(this.resolveChain(session.connectionId), given(typed));
+    const { chain, save } = this.withCredentials(this.resolveChainFor(session), given(typed));
     session.title = chain[0]?.name ?? session.title;
     session.state = 'connecting';
     this.changed(sessionId);
