@@ -501,16 +501,18 @@ export const useSessionsStore = defineStore('sessions', () => {
    * Cancel on a question a Reconnect asked (a host key, a password or passphrase): the tab goes
    * back to "Disconnected — Reconnect" with its scrollback, as it was before Reconnect, rather
    * than closing. The host keeps the session disconnected meanwhile; one it no longer has ended.
+   * An RDP tab's certificate question (asked by its Reconnect) goes back the same way.
    */
   function cancelReconnect(key: string): void {
-    const tab = find(key);
+    const tab = find(key) ?? findRdp(key);
     if (!tab?.sessionId) return;
+    const identity = tab.kind === 'rdp' ? 'certificate' : 'host key';
     const what =
-      tab.phase === 'hostkey-unknown' ? "the server's host key was not trusted" :
-      tab.phase === 'hostkey-changed' ? "the server's host key has changed" :
-      tab.phase === 'credential' ? `no ${credentialNeed(tab)?.credential ?? 'password'} was given` : null;
+      tab.phase === 'hostkey-unknown' ? `the server's ${identity} was not trusted` :
+      tab.phase === 'hostkey-changed' ? `the server's ${identity} has changed` :
+      tab.phase === 'credential' && tab.kind !== 'rdp' ? `no ${credentialNeed(tab)?.credential ?? 'password'} was given` : null;
     if (!what) return;
-    tab.credentialTries = 0;
+    if (tab.kind !== 'rdp') tab.credentialTries = 0;
     typedSecrets.delete(key);
     if (!infos.value[tab.sessionId]) {
       tab.phase = 'ended';
@@ -651,7 +653,7 @@ export const useSessionsStore = defineStore('sessions', () => {
   return {
     infos, tabs, activeKey, activeTab, panelShell, prompts, openCount,
     load, openSsh, openShellTab, openRdp, findRdp, setPanelShell, panelShellRunning, closePanelShell, start, trustAndConnect, forgetAndRetry, connectWithCredential, credentialNeed, reconnect, cancelReconnect, relaunch, kill, close, activate, cycle,
-    canDuplicate, connectionDeleted, duplicate, openSshIn, rename, setShellTitle, move, markAttention,
+    canDuplicate, connectionDeleted, deletedProblem, learnDeleted, duplicate, openSshIn, rename, setShellTitle, move, markAttention,
     answerPrompt, hostKeyTarget,
   };
 });

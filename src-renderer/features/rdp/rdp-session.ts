@@ -36,6 +36,12 @@ export function useRdpSession(key: string) {
   async function open(fit: { width: number; height: number }): Promise<void> {
     const t = tab();
     if (!t || t.sessionId) return;
+    // A tab of a deleted connection cannot open it again: it says so instead of asking the host.
+    if (sessions.connectionDeleted(t)) {
+      t.phase = 'failed';
+      t.problem = sessions.deletedProblem(t);
+      return;
+    }
     t.phase = 'starting';
     t.problem = null;
     const saved = connections.byId.get(t.connectionId)?.rdpOptions;
@@ -46,6 +52,12 @@ export function useRdpSession(key: string) {
       t.sessionId = r.sessionId;
       t.phase = 'open';
     } catch (err) {
+      // Deleted elsewhere (the CLI, another window): the tab learns it and says so.
+      if (await sessions.learnDeleted(t, err)) {
+        t.phase = 'failed';
+        t.problem = sessions.deletedProblem(t);
+        return;
+      }
       fail(t, err, 'failed');
     }
   }
@@ -90,6 +102,18 @@ export function useRdpSession(key: string) {
   async function reconnect(): Promise<void> {
     const t = tab();
     if (!t?.sessionId) return;
+    // The host reconnects with the connection it opened, even one deleted since (here, from the
+    // CLI or another window): the list is asked first, and a tab of a deleted connection stays
+    // disconnected, its card saying why, rather than reconnecting what the person removed.
+    await connections.load().catch(() => undefined);
+    if (sessions.connectionDeleted(t)) {
+      // A running session runs on (its toolbar's Reconnect goes grey); a question asked goes back to "Disconnected".
+      if (t.phase !== 'disconnected' && t.phase !== 'open') {
+        t.phase = 'disconnected';
+        t.problem = sessions.deletedProblem(t);
+      }
+      return;
+    }
     const sessionId = t.sessionId;
     t.phase = 'starting';
     try {
@@ -104,5 +128,13 @@ export function useRdpSession(key: string) {
     }
   }
 
-  return { tab, open, trustAndOpen, forgetAndRetry, reconnect };
+  /**
+   * Cancel (or Escape) on a certificate question a Reconnect asked: back to "Disconnected —
+   * Reconnect" in the same tab, as the SSH tab does, rather than closing it.
+   */
+  function cancelReconnect(): void {
+    sessions.cancelReconnect(key);
+  }
+
+  return { tab, open, trustAndOpen, forgetAndRetry, reconnect, cancelReconnect };
 }
