@@ -13,6 +13,7 @@ import type { ContractClient } from '../../src-main/common/client.js';
 import { connectWebSocket } from '../../src-main/server/ws-client.js';
 import { type TestBrowser, openApp } from '../fixtures/browser.js';
 import { type SshdHandle, savePasswordConnection, startSshd } from '../fixtures/sshd.js';
+import { activeSessionId as sessionInFront, terminalText as textOf, typeAndSee as typeIn } from '../fixtures/terminal-page.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
 let sshd: SshdHandle;
@@ -56,28 +57,14 @@ const banner = () => visiblePanel().locator('.pane-banner.warn');
 const tabs = () => page.locator('.tab');
 const tabTitles = () => page.locator('.tab .tab-title').allInnerTexts();
 
-function terminalText(sessionId: string): Promise<string> {
-  return page.evaluate((id) => window.wraithInspect?.terminals.text(id) ?? '', sessionId);
-}
-
-async function activeSessionId(): Promise<string> {
-  const pane = visiblePanel().locator('.terminal-pane[data-session-id]');
-  await pane.waitFor({ timeout: 20_000 });
-  const id = await pane.getAttribute('data-session-id');
-  if (!id) throw new Error('the terminal has no session id');
-  return id;
-}
+const terminalText = (sessionId: string) => textOf(page, sessionId);
+const activeSessionId = () => sessionInFront(page);
 
 async function waitOpen(): Promise<void> {
   await expect.poll(() => page.locator('.tab.active').getAttribute('class'), { timeout: 20_000 }).toContain('open');
 }
 
-/** Types a command in the visible terminal and waits for the line it prints. */
-async function typeAndSee(sessionId: string, command: string, line: string): Promise<void> {
-  await visiblePanel().locator('.xterm').click();
-  await page.keyboard.type(`${command}\n`);
-  await expect.poll(async () => (await terminalText(sessionId)).split('\n').map((l) => l.trimEnd()), { timeout: 15_000 }).toContain(line);
-}
+const typeAndSee = (sessionId: string, command: string, line: string) => typeIn(page, sessionId, command, line);
 
 function hasFocus(el: Locator): Promise<boolean> {
   return el.evaluate((node) => node === document.activeElement);

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { type TestBrowser, fillNewSshConnection, openApp } from '../fixtures/browser.js';
 import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
+import { echoWorks as echoIn } from '../fixtures/terminal-page.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
 let sshd: SshdHandle;
@@ -15,20 +16,7 @@ let server: WraithServer;
 let browser: TestBrowser;
 let page: Page;
 
-function terminalText(sessionId: string): Promise<string> {
-  return page.evaluate((id) => window.wraithInspect?.terminals.text(id) ?? '', sessionId);
-}
-
-/** Types `echo` in the visible terminal and waits for its output line. */
-async function echoWorks(word: string): Promise<void> {
-  const pane = page.locator('.tab-panel:visible .terminal-pane[data-session-id]');
-  await pane.waitFor({ timeout: 20_000 });
-  const id = (await pane.getAttribute('data-session-id')) ?? '';
-  await page.locator('.tab-panel:visible .xterm').click();
-  await page.keyboard.type(`echo ${word}-$((6*7))\n`);
-  await expect.poll(async () => (await terminalText(id)).split('\n').map((l) => l.trimEnd()), { timeout: 15_000 }).toContain(`${word}-42`);
-}
-
+const echoWorks = (word: string) => echoIn(page, word);
 const loginDialog = () => page.getByRole('dialog', { name: /^Login to / });
 
 beforeAll(async () => {
