@@ -37,3 +37,8 @@ export function defaultDataDir(explicit?: string): string {
   const xdg = process.env.XDG_CONFIG_HOME || join(homedir(), '.config');
   return join(xdg, 'wraith');
 }
+
+/** "~" and "~/…" as ssh takes them (a key file, ssh_config's IdentityFile). */
+export function expandHome(path: string): string {
+  return path === '~' || path.startsWith('~/') ? homedir() + path.slice(1) : path;
+}

@@ -59,8 +59,10 @@ export const useConnectionsStore = defineStore('connections', () => {
     return c;
   }
 
+  /** The copy takes the saved secrets with it: a locked vault is asked for first (ELOCKED), then the copy made. */
   async function duplicate(id: string): Promise<Connection> {
-    const c = await host.call('connections.duplicate', { id });
+    const name = byId.value.get(id)?.name ?? 'this connection';
+    const c = await vault.withUnlocked(`Unlock the vault to copy the saved secrets of ${name}.`, () => host.call('connections.duplicate', { id }));
     await load();
     return c;
   }

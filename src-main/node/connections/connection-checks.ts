@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
 import ssh2 from 'ssh2';
+import { expandHome } from '../paths.js';
 
 // ssh2 is CommonJS: Node's ESM loader cannot see `utils` as a named export.
 const { utils } = ssh2;
@@ -22,8 +22,8 @@ export interface FieldIssue {
   message: string;
 }
 
-export const NO_USERNAME = 'Enter the user name to log in as: SSH needs one, and Wraith does not guess it.';
-export const NO_KEY = 'Private key authentication needs a key: give the path of a key file on the machine Wraith runs on, or paste the private key.';
+const NO_USERNAME = 'Enter the user name to log in as: SSH needs one, and Wraith does not guess it.';
+const NO_KEY = 'Private key authentication needs a key: give the path of a key file on the machine Wraith runs on, or paste the private key.';
 
 /** The fields the rules look at, with what the vault will hold once the save is done. */
 export interface ConnectabilityFields {
@@ -33,8 +33,6 @@ export interface ConnectabilityFields {
   keyPath: string | null;
   /** A private key is in the vault after this save: kept from before, or pasted now. */
   hasPrivateKey: boolean;
-  /** The text pasted as the private key with this save, if any. */
-  pastedKey?: string | null;
 }
 
 /** The problems that would keep these fields from connecting; empty when there are none. */
@@ -44,8 +42,6 @@ export function connectabilityIssues(c: ConnectabilityFields): FieldIssue[] {
   if (!c.username.trim()) issues.push({ path: ['username'], message: NO_USERNAME });
   if (c.authMethod === 'key') {
     if (!c.keyPath?.trim() && !c.hasPrivateKey) issues.push({ path: ['keyPath'], message: NO_KEY });
-    const pasted = c.pastedKey ? privateKeyTextProblem(c.pastedKey) : null;
-    if (pasted) issues.push({ path: ['secrets', 'privateKey'], message: pasted });
   }
   return issues;
 }
@@ -59,7 +55,7 @@ const PUTTY = /^PuTTY-User-Key-File-\d+:/;
  * Why a pasted text is not a private key, or null when it looks like one (an OpenSSH, PEM or
  * PuTTY key file, whole). Only the shape: privateKeyProblem asks ssh2 whether it can read it.
  */
-export function privateKeyTextProblem(text: string): string | null {
+function privateKeyTextProblem(text: string): string | null {
   if (!text) return null;
   const t = text.trim();
   if (PUBLIC_KEY_LINE.test(t) || PUBLIC_KEY_ARMOR.test(t)) {
@@ -80,10 +76,6 @@ export function privateKeyTextProblem(text: string): string | null {
 /** A key file is a few KB; anything much bigger is not one (and is not read whole to find out). */
 const MAX_KEY_FILE_BYTES = 1024 * 1024;
 
-/** "~" and "~/…" as ssh (and the SSH connect step) take them. */
-function expandHome(path: string): string {
-  return path === '~' || path.startsWith('~/') ? homedir() + path.slice(1) : path;
-}
 
 /**
  * Why ssh could not use this pasted private key, or null when it can. An encrypted key counts as

@@ -130,12 +130,11 @@ export class ConnectionsService {
       authMethod,
       keyPath,
       hasPrivateKey,
-      pastedKey: pasted,
     })
       .filter((i) => (i.path[0] === 'username' ? touched('kind', 'username') : i.path[0] === 'keyPath' ? keyChanged : true))
-      .map((i) => (i.path[0] === 'secrets' ? i : { ...i, path: at(i.path[0] ?? '') }));
+      .map((i) => ({ ...i, path: at(i.path[0] ?? '') }));
 
-    if (kind === 'ssh' && authMethod === 'key' && !issues.some((i) => i.path.at(-1) === 'keyPath' || i.path.at(-1) === 'privateKey')) {
+    if (kind === 'ssh' && authMethod === 'key' && !issues.some((i) => i.path.at(-1) === 'keyPath')) {
       // The key a connect will use: the pasted (or kept) one before the file, as the connect step takes them.
       if (pasted) {
         const problem = privateKeyProblem(pasted);
@@ -214,7 +213,7 @@ export class ConnectionsService {
     const saved = (Object.entries(SECRET_COLUMNS) as [keyof Secrets, (typeof SECRET_COLUMNS)[keyof Secrets]][]).filter(([, col]) => row[col] !== null);
     if (saved.length > 0) {
       try {
-        this.vault.assertWritable();
+        // reveal() needs the vault unlocked: ELOCKED here, before anything is written.
         for (const [field, col] of saved) secrets[field] = this.vault.reveal(row[col]);
       } catch (err) {
         if (!(err instanceof WraithError) || err.code !== 'ELOCKED') throw err;

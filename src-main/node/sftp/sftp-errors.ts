@@ -105,3 +105,12 @@ export function cancelledError(what: string): WraithError {
 export function fileOverFolder(what: string, path: string): WraithError {
   return sftpError('EBADARGS', `Cannot upload ${what} to ${path}: a folder of that name is there, and a file cannot replace it. Rename one of them first.`, 'not_a_file', { path });
 }
+
+/**
+ * Whether a failure to list or read one item is the item's own (permission denied, gone
+ * meanwhile, a server-side failure), not the connection's: the item can be left out and the rest
+ * go on. A lost connection or a cancel stops everything.
+ */
+export function isItemError(err: unknown): err is WraithError {
+  return err instanceof WraithError && (err.code === 'EDENIED' || err.code === 'ENOTFOUND' || err.code === 'EIO');
+}

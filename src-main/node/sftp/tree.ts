@@ -3,7 +3,7 @@ import { join, posix } from 'node:path';
 import { WraithError } from '../../common/errors.js';
 import type { RemoteFs } from './remote-fs.js';
 import { entryType } from './remote-fs.js';
-import { cancelledError, fromLocalError } from './sftp-errors.js';
+import { cancelledError, fromLocalError, isItemError } from './sftp-errors.js';
 
 /**
  * What a folder transfer will copy, found before any byte moves (so progress has a total).
@@ -21,15 +21,6 @@ export interface Tree {
 export interface UnlistedFolder {
   rel: string;
   error: WraithError;
-}
-
-/**
- * Whether a failure to list or read one item is the item's own (permission denied, gone
- * meanwhile, a server-side failure), not the connection's: the item can be left out and the rest
- * go on. A lost connection or a cancel stops everything.
- */
-export function isItemError(err: unknown): err is WraithError {
-  return err instanceof WraithError && (err.code === 'EDENIED' || err.code === 'ENOTFOUND' || err.code === 'EIO');
 }
 
 /**

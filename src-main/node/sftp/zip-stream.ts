@@ -6,8 +6,8 @@ import { type EndOptions, ZipFile } from 'yazl';
 import { WraithError } from '../../common/errors.js';
 import { type ByteSink, type CopyOptions, sinkFinished, streamRemoteFile } from './file-copy.js';
 import type { RemoteFs } from './remote-fs.js';
-import { cancelledError } from './sftp-errors.js';
-import { type Tree, isItemError } from './tree.js';
+import { cancelledError, isItemError } from './sftp-errors.js';
+import type { Tree } from './tree.js';
 
 /**
  * yazl checksums every byte with buffer-crc32, a table loop in JavaScript: 380 MiB/s here, which

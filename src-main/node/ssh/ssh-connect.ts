@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import type { Duplex } from 'node:stream';
 import ssh2, { type AnyAuthMethod, type AuthHandlerMiddleware, Client, type Prompt } from 'ssh2';
 import { type CredentialNeed, MAX_LOGIN_TRIES } from '../../common/contract/ssh.js';
 import { WraithError } from '../../common/errors.js';
 import type { ResolvedConnection } from '../connections/connections-service.js';
 import { type HostKeyStore, sshFingerprint } from '../hostkeys/host-key-store.js';
+import { expandHome } from '../paths.js';
 import type { EventBus } from '../router.js';
 import { type HopLabel, label, mapConnectError } from './errors.js';
 
@@ -90,10 +90,6 @@ function hopOf(conn: ResolvedConnection): HopLabel {
   return { name: conn.name, host: conn.host, port: conn.port, username: conn.username };
 }
 
-function expandHome(path: string): string {
-  return path === '~' || path.startsWith('~/') ? homedir() + path.slice(1) : path;
-}
-
 /**
  * An EAUTH a person fixes by typing the secret (ssh.open's `credential`): its details say which
  * secret, for which hop, and whether it was missing or refused (contract: CredentialNeed).
@@ -151,14 +147,12 @@ export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: D
   // Fail fast on what we can tell locally — except a missing or wrong password / passphrase,
   // which is reported from the auth step below: by then the host key has been checked, so the
   // person is asked about the server's identity first and types a secret only for a known server.
-  const { methods: auth, pending } = authMethods(deps, conn);
+  const { methods: auth, pending } = authMethods(conn);
   // Agent forwarding reaches the target only, never a jump host on the way.
   const agentToForward = opts.isTarget && conn.sshOptions.agentForward ? forwardableAgent(conn) : undefined;
   return new Promise<Client>((resolve, reject) => {
     const client = new Client();
     let failure: WraithError | null = null;
-    /** The password went to the server (password auth, or its keyboard-interactive prompt). */
-    let passwordSent = false;
     let settled = false;
     const finish = (err: WraithError | null) => {
       if (settled) return;
@@ -179,9 +173,10 @@ export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: D
     signal?.addEventListener('abort', onAbort, { once: true });
     if (signal?.aborted) return onAbort();
     client.once('ready', onReady);
-    // The server refused the login after it was given the password: the person may type it again.
+    // The server refused the login after it was given the saved password (password auth, or its
+    // keyboard-interactive prompt): the person may type it again.
     const refusedPassword = (err: Error): WraithError | null =>
-      passwordSent && Reflect.get(err, 'level') === 'client-authentication'
+      (passwordTried || passwordUsedForKi) && Reflect.get(err, 'level') === 'client-authentication'
         ? credentialError(conn, 'credential-rejected', 'password', `${label(hop)} refused the login with that password: permission denied, please try again.`)
         : null;
     client.on('error', (err) => finish(failure ?? refusedPassword(err) ?? mapConnectError(err, hop)));
@@ -197,7 +192,6 @@ export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: D
         only !== undefined && !only.echo && (conn.authMethod === 'password' || (conn.authMethod === 'keyboard-interactive' && /password/i.test(only.prompt)));
       if (passwordPrompt && conn.password !== null && !passwordUsedForKi) {
         passwordUsedForKi = true;
-        passwordSent = true;
         return done([conn.password]);
       }
       kiAnsweredByUser = true;
@@ -247,7 +241,7 @@ export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: D
         const wire = m.type === 'agent' ? 'publickey' : m.type;
         if (!authsLeft.includes(wire)) continue;
         if (m.type === 'keyboard-interactive' && passwordTried) continue;
-        if (m.type === 'password') passwordTried = passwordSent = true;
+        if (m.type === 'password') passwordTried = true;
         lastTried = m;
         return cb(m);
       }
@@ -306,10 +300,9 @@ type AuthSpec = AnyAuthMethod;
  * The auth methods to try, or (pending) the credential error to report once the host key has
  * been checked: a password or key passphrase that is missing, or a passphrase that is wrong.
  */
-function authMethods(deps: ConnectDeps, conn: ResolvedConnection): { methods: AuthSpec[]; pending: WraithError | null } {
+function authMethods(conn: ResolvedConnection): { methods: AuthSpec[]; pending: WraithError | null } {
   const username = conn.username;
   if (!username) throw new WraithError('EBADARGS', `${conn.name} has no user name; set one in the connection.`);
-  void deps;
   switch (conn.authMethod) {
     case 'password':
       if (conn.password === null) {

@@ -72,16 +72,17 @@ function shellCwdScript(id: string, knownPid: number | null): string {
   ].filter(Boolean).join('\n');
 }
 
+/** The one-time credentials ssh.open and ssh.reconnect carry. */
+interface TypedCredentials {
+  credential?: OneTimeCredential | undefined;
+  credentials?: OneTimeCredential[] | undefined;
+}
+
 /**
  * Why the server would not give an SFTP channel. ssh2 says "Unable to start subsystem: sftp" when
  * the server answered the request with a failure: its sshd has no (or a disabled) `Subsystem sftp`
  * line, as hardened servers and many appliances do. That will not pass on a retry: say so.
  */
-/** The one-time credentials a call carries: `credential`, and `credentials` for several hops. */
-function given(input: { credential?: OneTimeCredential | undefined; credentials?: OneTimeCredential[] | undefined }): OneTimeCredential[] {
-  return [...(input.credential ? [input.credential] : []), ...(input.credentials ?? [])];
-}
-
 function sftpRefused(title: string, err: Error): WraithError {
   if (/unable to start subsystem/i.test(err.message)) {
     return new WraithError(
@@ -347,7 +348,9 @@ export class SshService {
    * ones, each for its hop and this connect only; `save` writes those asked to be saved to the
    * vault once the server accepted them.
    */
-  private withCredentials(chain: ResolvedConnection[], given: OneTimeCredential[]): { chain: ResolvedConnection[]; save: (() => void) | null } {
+  private withCredentials(chain: ResolvedConnection[], input: TypedCredentials): { chain: ResolvedConnection[]; save: (() => void) | null } {
+    // `credential`, and `credentials` for several hops.
+    const given = [...(input.credential ? [input.credential] : []), ...(input.credentials ?? [])];
     if (given.length === 0) return { chain, save: null };
     const typed = new Map<string, { field: 'password' | 'passphrase'; credential: OneTimeCredential }>();
     for (const credential of given) {
@@ -374,10 +377,10 @@ export class SshService {
   }
 
   async open(
-    input: { connectionId: string; cols: number; rows: number; credential?: OneTimeCredential; credentials?: OneTimeCredential[] },
+    input: { connectionId: string; cols: number; rows: number } & TypedCredentials,
     signal?: AbortSignal,
   ): Promise<{ sessionId: string; forwardErrors?: string[] }> {
-    const { chain, save } = this.withCredentials(this.resolveChain(input.connectionId), given(input));
+    const { chain, save } = this.withCredentials(this.resolveChain(input.connectionId), input);
     const target = chain[0] as ResolvedConnection;
     const session = new SshSession(randomUUID(), this.deps.bus, target.id, target.name, this, {
       cols: input.cols,
@@ -432,11 +435,11 @@ export class SshService {
     return errors;
   }
 
-  async reconnect(sessionId: string, signal?: AbortSignal, typed: { credential?: OneTimeCredential; credentials?: OneTimeCredential[] } = {}): Promise<void> {
+  async reconnect(sessionId: string, signal?: AbortSignal, typed: TypedCredentials = {}): Promise<void> {
     const session = this.session(sessionId);
     if (session.state === 'open') return;
     if (session.state === 'connecting') throw new WraithError('EBADARGS', `${session.title} is already connecting.`);
-    const { chain, save } = this.withCredentials(this.resolveChainFor(session), given(typed));
+    const { chain, save } = this.withCredentials(this.resolveChainFor(session), typed);
     session.title = chain[0]?.name ?? session.title;
     session.state = 'connecting';
     this.changed(sessionId);

@@ -128,13 +128,5 @@ export function useRdpSession(key: string) {
     }
   }
 
-  /**
-   * Cancel (or Escape) on a certificate question a Reconnect asked: back to "Disconnected —
-   * Reconnect" in the same tab, as the SSH tab does, rather than closing it.
-   */
-  function cancelReconnect(): void {
-    sessions.cancelReconnect(key);
-  }
-
-  return { tab, open, trustAndOpen, forgetAndRetry, reconnect, cancelReconnect };
+  return { tab, open, trustAndOpen, forgetAndRetry, reconnect };
 }
