@@ -12,6 +12,7 @@ import type { ContractClient } from '../../src-main/common/client.js';
 import { CredentialNeed, type Input } from '../../src-main/common/contract/index.js';
 import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
+import { startDelayProxy } from '../fixtures/delay-proxy.js';
 import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
 import { failure } from '../fixtures/errors.js';
 
@@ -168,5 +169,37 @@ describe('a secret that is not saved', () => {
     await client.call('ssh.reconnect', { sessionId, credential: { connectionId: id, secret: sshd.users.password.password, save: false } });
     expect((await client.call('ssh.exec', { sessionId, command: 'whoami' })).stdout.trim()).toBe(sshd.users.password.username);
     await client.call('sessions.close', { sessionId });
+  });
+
+  test('a password to save that the vault, locked meanwhile, cannot take: the reconnect is not kept, and the retry after unlocking saves it', async () => {
+    // A quarter of a second each way: the vault locks while the reconnect is on its way.
+    const distant = await startDelayProxy(sshd.port, 250);
+    try {
+      await client.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: distant.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
+      const id = await connection({ port: distant.port });
+      const secret = sshd.users.password.password;
+      const { sessionId } = await client.call('ssh.open', { connectionId: id, credential: { connectionId: id, secret, save: false } });
+      sshd.dropConnections();
+      const stateOf = async () => (await client.call('sessions.list')).find((s) => s.id === sessionId)?.state;
+      await expect.poll(stateOf, { timeout: 10_000 }).toBe('disconnected');
+
+      client.subscribe(['session.']);
+      const off = client.on('session.changed', (s) => {
+        if (s.id === sessionId && s.state === 'connecting') void client.call('vault.lock');
+      });
+      const err = await failure(client.call('ssh.reconnect', { sessionId, credential: { connectionId: id, secret, save: true } }));
+      off();
+      expect(err.code).toBe('ELOCKED');
+      // Not left open with the password unsaved: a retry would have found it open and saved nothing.
+      expect(await stateOf()).toBe('disconnected');
+
+      await client.call('vault.unlock', { password: '' });
+      await client.call('ssh.reconnect', { sessionId, credential: { connectionId: id, secret, save: true } });
+      expect((await client.call('connections.get', { id })).hasPassword).toBe(true);
+      expect((await client.call('ssh.exec', { sessionId, command: 'whoami' })).stdout.trim()).toBe(sshd.users.password.username);
+      await client.call('sessions.close', { sessionId });
+    } finally {
+      await distant.close();
+    }
   });
 });

@@ -250,6 +250,11 @@ export class SshSession extends TerminalSession {
     this.service.changed(this.id);
   }
 
+  /** Lets the connection go, keeping the session (and scrollback) `disconnected`, as a drop does. */
+  letGo(reason: string): void {
+    this.ended(this.generation, null, null, reason);
+  }
+
   private teardown(): void {
     this.detachSource();
     this.generation++;
@@ -453,7 +458,15 @@ export class SshService {
       }
       throw err;
     }
-    save?.();
+    try {
+      save?.();
+    } catch (err) {
+      // As open does: asked to save and could not (the vault was locked meanwhile). The new
+      // connection is let go, so the retry after unlocking connects again and saves, where it
+      // would otherwise find the session open and save nothing, without a word.
+      session.letGo(`Reconnected, then let go: ${err instanceof Error ? err.message : String(err)}`);
+      throw err;
+    }
     this.changed(sessionId);
     // Remote forwards listened on the old connection; the new one is asked to listen again.
     await this.tunnels.resume(session);
