@@ -362,6 +362,7 @@ export const useSessionsStore = defineStore('sessions', () => {
         const r = await vault.withUnlocked(`Connect to ${tab.title}`, () =>
           host.call('ssh.open', { connectionId, cols, rows, ...typedFor(key) }),
         );
+        if (await closedMeanwhile(key, r.sessionId)) return;
         tab.credentialTries = 0;
         typedSecrets.delete(key);
         tab.sessionId = r.sessionId;
@@ -376,12 +377,8 @@ export const useSessionsStore = defineStore('sessions', () => {
         const shell = tab.shell;
         if (!shell) throw new Error('Choose a shell first.');
         const r = await host.call('pty.spawn', { shell, cols, rows });
+        if (await closedMeanwhile(key, r.sessionId)) return;
         tab.sessionId = r.sessionId;
-        // Replaced ("New shell") or closed while it started: no view will ever show this shell.
-        if (!find(key)) {
-          await host.call('sessions.close', { sessionId: r.sessionId }).catch(() => undefined);
-          return;
-        }
       }
       const info = tab.sessionId ? infos.value[tab.sessionId] : undefined;
       if (info) applyInfo(info);
@@ -394,6 +391,17 @@ export const useSessionsStore = defineStore('sessions', () => {
       }
       fail(tab, err, 'failed');
     }
+  }
+
+  /**
+   * A tab closed (or, the panel's shell, replaced by "New shell") while its session opened: no
+   * view will ever show that session, which would run on unseen and count in "Sessions: N" until
+   * a reload turned it into a tab. It is ended instead. RDP tabs ask the same (rdp-session.ts).
+   */
+  async function closedMeanwhile(key: string, sessionId: string): Promise<boolean> {
+    if (allTabs().some((t) => t.key === key)) return false;
+    await host.call('sessions.close', { sessionId }).catch(() => undefined);
+    return true;
   }
 
   /**
@@ -653,7 +661,7 @@ export const useSessionsStore = defineStore('sessions', () => {
   return {
     infos, tabs, activeKey, activeTab, panelShell, prompts, openCount,
     load, openSsh, openShellTab, openRdp, findRdp, setPanelShell, panelShellRunning, closePanelShell, start, trustAndConnect, forgetAndRetry, connectWithCredential, credentialNeed, reconnect, cancelReconnect, relaunch, kill, close, activate, cycle,
-    canDuplicate, connectionDeleted, deletedProblem, learnDeleted, duplicate, openSshIn, rename, setShellTitle, move, markAttention,
+    canDuplicate, connectionDeleted, deletedProblem, learnDeleted, closedMeanwhile, duplicate, openSshIn, rename, setShellTitle, move, markAttention,
     answerPrompt, hostKeyTarget,
   };
 });

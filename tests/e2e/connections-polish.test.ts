@@ -3,7 +3,8 @@
  * connection form refuses what could never connect, on its fields; the jump-host picker tells two
  * hops to one host apart; Cancel on a question a Reconnect asked keeps the tab; a tab whose saved
  * connection was deleted says so instead of offering a Reconnect that cannot work; a renamed tab
- * keeps its name across a reload; and closing a running tab asks first (and can be told not to).
+ * keeps its name across a reload; closing a running tab asks first (and can be told not to); and a
+ * tab closed while it still connects ends the session that arrives after it.
  * The connections are saved (and the vault set up) before the page opens; each test opens the
  * tabs it needs, so each can run alone (`-t`).
  */
@@ -12,6 +13,7 @@ import type { Locator, Page } from 'playwright-core';
 import type { ContractClient } from '../../src-main/common/client.js';
 import { connectWebSocket } from '../../src-main/server/ws-client.js';
 import { type TestBrowser, openApp } from '../fixtures/browser.js';
+import { type DelayProxy, startDelayProxy } from '../fixtures/delay-proxy.js';
 import { type SshdHandle, savePasswordConnection, startSshd } from '../fixtures/sshd.js';
 import { activeSessionId as sessionInFront, terminalText as textOf, typeAndSee as typeIn } from '../fixtures/terminal-page.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
@@ -21,6 +23,8 @@ let server: WraithServer;
 let browser: TestBrowser;
 let page: Page;
 let api: ContractClient;
+/** sshd a quarter of a second away each way: connecting takes seconds, time to close the tab first. */
+let distant: DelayProxy;
 
 beforeAll(async () => {
   sshd = await startSshd();
@@ -38,6 +42,10 @@ beforeAll(async () => {
   await savePasswordConnection(api, sshd, 'gone elsewhere');
   await savePasswordConnection(api, sshd, 'web01');
   await savePasswordConnection(api, sshd, 'web02');
+  distant = await startDelayProxy(sshd.port, 250);
+  await api.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: distant.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
+  const { username, password } = sshd.users.password;
+  await api.call('connections.create', { name: 'far away', kind: 'ssh', host: sshd.host, port: distant.port, username, authMethod: 'password', secrets: { password } });
   browser = await openApp(server.openUrl);
   page = browser.page;
   await row('web02').waitFor();
@@ -47,6 +55,7 @@ afterAll(async () => {
   api?.close();
   await browser?.close();
   await server?.stop();
+  await distant?.close();
   await sshd?.stop();
 });
 
@@ -373,5 +382,33 @@ describe('closing a running tab', () => {
     expect(await page.getByRole('dialog').count()).toBe(0);
     // Nor did the page log an error on the way.
     expect(browser.pageErrors.filter((e) => !/WebSocket connection to .* failed/.test(e))).toEqual([]);
+  });
+});
+
+describe('a tab closed while it connects', () => {
+  it('ends the session that arrives after it, instead of leaving it running where no tab shows it', async () => {
+    const connectionId = (await api.call('connections.list')).connections.find((c) => c.name === 'far away')?.id;
+    const states: string[] = [];
+    api.subscribe(['session.']);
+    const off = api.on('session.changed', (s) => s.connectionId === connectionId && states.push(s.state));
+    try {
+      const count = await tabs().count();
+      await row('far away').dblclick();
+      const tab = page.locator('.tab.active');
+      await expect.poll(() => tab.locator('.tab-title').innerText()).toBe('far away');
+      expect(await tab.getAttribute('class')).toContain('starting');
+      // Nothing to lose yet: it closes without a question.
+      await tab.getByRole('button', { name: 'Close far away' }).click();
+      await expect.poll(() => tabs().count()).toBe(count);
+      expect(states).not.toContain('open');
+
+      // The connect goes on at the host and opens; the page ends what no tab will show.
+      await expect.poll(() => states, { timeout: 30_000 }).toContain('open');
+      await expect.poll(() => states.at(-1), { timeout: 10_000 }).toBe('closed');
+      expect((await api.call('sessions.list')).filter((s) => s.connectionId === connectionId && s.state !== 'closed')).toEqual([]);
+      expect(await page.locator('.tab', { hasText: 'far away' }).count()).toBe(0);
+    } finally {
+      off();
+    }
   });
 });

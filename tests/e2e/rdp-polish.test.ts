@@ -3,13 +3,15 @@
  * (freerdp-shadow-cli on Xvfb): Cancel or Escape on a certificate question that Reconnect asked
  * keeps the tab, back at "Disconnected — Reconnect" (a new tab's Cancel still closes it); a tab
  * whose saved connection was deleted, here or elsewhere, says so and offers Close tab instead of
- * a Reconnect. Each test opens the tabs it needs and trusts the certificate itself.
+ * a Reconnect; a tab closed while its desktop still connects lets that desktop go. Each test opens
+ * the tabs it needs and trusts the certificate itself.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
 import type { ContractClient } from '../../src-main/common/client.js';
 import { connectWebSocket } from '../../src-main/server/ws-client.js';
 import { type TestBrowser, openApp } from '../fixtures/browser.js';
+import { type DelayProxy, startDelayProxy } from '../fixtures/delay-proxy.js';
 import { type RdpTestServer, startRdpServer } from '../fixtures/rdp-server.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
@@ -18,6 +20,8 @@ let server: WraithServer;
 let client: ContractClient;
 let browser: TestBrowser;
 let page: Page;
+/** The RDP server a fifth of a second away each way: connecting takes seconds. */
+let distant: DelayProxy;
 
 const pane = () => page.locator('.tab-panel:visible .rdp-pane');
 const tabs = () => page.locator('.tab');
@@ -53,15 +57,18 @@ beforeAll(async () => {
   for (const name of ['polish desktop', 'doomed desktop', 'gone desktop']) {
     await client.call('connections.create', { name, kind: 'rdp', host: rdp.host, port: rdp.port, rdpOptions: { security: 'tls' } });
   }
+  distant = await startDelayProxy(rdp.port, 200);
+  await client.call('connections.create', { name: 'far desktop', kind: 'rdp', host: rdp.host, port: distant.port, rdpOptions: { security: 'tls' } });
   browser = await openApp(server.openUrl);
   page = browser.page;
-  await row('gone desktop').waitFor();
+  await row('far desktop').waitFor();
 });
 
 afterAll(async () => {
   await browser?.close();
   client?.close();
   await server?.stop();
+  await distant?.close();
   await rdp?.dispose();
 });
 
@@ -171,5 +178,32 @@ describe('an RDP tab whose saved connection was deleted', () => {
     await doomed.getByRole('button', { name: 'Close tab' }).click();
     await expect.poll(() => tabs().count()).toBe(count - 2);
     await expect.poll(async () => (await client.call('sessions.list')).filter((s) => s.kind === 'rdp')).toEqual([]);
+  });
+});
+
+describe('an RDP tab closed while it connects (needs Xvfb, freerdp2-shadow-x11)', () => {
+  it('lets the desktop that arrives after it go, instead of keeping it where no tab shows it', async () => {
+    const connectionId = (await client.call('connections.list')).connections.find((c) => c.name === 'far desktop')?.id;
+    const states: string[] = [];
+    client.subscribe(['session.']);
+    const off = client.on('session.changed', (s) => s.connectionId === connectionId && states.push(s.state));
+    try {
+      const count = await tabs().count();
+      await row('far desktop').dblclick();
+      await expect.poll(() => page.locator('.tab.active .tab-title').innerText()).toBe('far desktop');
+      // Its certificate is asked about first (this port is new to the host); trusting it connects again.
+      const question = pane().getByRole('alertdialog', { name: new RegExp(`First connection to 127\\.0\\.0\\.1:${distant.port}`) });
+      await question.getByRole('button', { name: 'Trust and connect' }).click({ timeout: 30_000 });
+      await expect.poll(() => pane().getAttribute('data-phase')).toBe('starting');
+      await tabOf('far desktop').getByRole('button', { name: 'Close far desktop' }).click();
+      await expect.poll(() => tabs().count()).toBe(count);
+      expect(states).not.toContain('open');
+
+      await expect.poll(() => states, { timeout: 30_000 }).toContain('open');
+      await expect.poll(() => states.at(-1), { timeout: 10_000 }).toBe('closed');
+      expect((await client.call('sessions.list')).filter((s) => s.connectionId === connectionId && s.state !== 'closed')).toEqual([]);
+    } finally {
+      off();
+    }
   });
 });
