@@ -184,7 +184,7 @@ export class App {
     const rdp = this.rdp;
     r.handle('rdp.open', (i) => rdp.open(i.connectionId, i.width, i.height));
     r.handle('rdp.close', async (i) => (await rdp.tab(i.sessionId).close(), OK));
-    r.handle('rdp.reconnect', (i) => rdp.tab(i.sessionId).reopen());
+    r.handle('rdp.reconnect', (i) => rdp.tab(i.sessionId).reconnect());
     r.handle('rdp.framebuffer', (i) => {
       const fb = rdp.tab(i.sessionId).requireNative().getFramebuffer();
       if (!fb) throw new WraithError('ESESSIONCLOSED', 'The desktop is not available (the session is closing).');

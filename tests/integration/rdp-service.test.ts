@@ -15,6 +15,7 @@ import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
 import { toDesktopPoint } from '../../src-main/node/rdp/screenshot.js';
 import { type RdpTestServer, startRdpServer } from '../fixtures/rdp-server.js';
+import { freePort } from '../fixtures/net.js';
 import { startSshd } from '../fixtures/sshd.js';
 
 let server: RdpTestServer;
@@ -131,6 +132,28 @@ test('bad input is refused with codes; a dead server leaves a clean disconnected
   await server.restartServer();
   await client.call('rdp.reconnect', { sessionId });
   expect((await client.call('sessions.list')).find((s) => s.id === sessionId)).toMatchObject({ state: 'open' });
+  await client.call('sessions.close', { sessionId });
+});
+
+test('reconnect takes the connection as saved now: an edit is used, and a deleted one is refused with the session left as it was', async () => {
+  const { id } = await client.call('connections.create', { name: 'desk to edit', kind: 'rdp', host: server.host, port: server.port, rdpOptions: { security: 'tls' } });
+  const sessionId = await openTrusted(id);
+  const info = async () => (await client.call('sessions.list')).find((s) => s.id === sessionId);
+
+  // Moved to a port where nothing listens: the reconnect dials it (and fails), as ssh.reconnect would.
+  await client.call('connections.update', { id, patch: { name: 'desk edited', port: await freePort() } });
+  await expect(client.call('rdp.reconnect', { sessionId })).rejects.toBeInstanceOf(WraithError);
+  expect(await info()).toMatchObject({ state: 'disconnected' });
+  await client.call('connections.update', { id, patch: { port: server.port } });
+  await client.call('rdp.reconnect', { sessionId });
+  expect(await info()).toMatchObject({ state: 'open', title: 'desk edited' });
+
+  await client.call('connections.delete', { id });
+  const refused = await client.call('rdp.reconnect', { sessionId }).catch((e: unknown) => e);
+  expect(refused).toMatchObject({ code: 'ENOTFOUND', details: { connectionId: id, sessionId } });
+  expect((refused as WraithError).message).toBe('The saved connection desk edited was deleted, so this session cannot reconnect. Save the connection again, or open another.');
+  expect(await info()).toMatchObject({ state: 'open' });
+  expect((await client.call('rdp.screenshot', { sessionId, maxWidth: 320, maxHeight: 200 })).width).toBeGreaterThan(0);
   await client.call('sessions.close', { sessionId });
 });
 

@@ -61,7 +61,8 @@ class RdpTab implements SessionHandle {
 
   constructor(
     readonly id: string,
-    readonly connection: ResolvedConnection,
+    /** As saved when it last connected: reconnect() takes it again, so an edit is used and a deletion refuses. */
+    private connection: ResolvedConnection,
     private readonly service: RdpService,
   ) {}
 
@@ -143,6 +144,16 @@ class RdpTab implements SessionHandle {
     this.tunnel?.close();
     this.tunnel = null;
     this.service.forget(this);
+  }
+
+  /**
+   * rdp.reconnect: with the connection as saved now (a password changed since, a new name), as
+   * ssh.reconnect does. A deleted one is refused before the session is touched: what it reached
+   * stays as it is. (A resize keeps what the session connected with: it needs no unlocked vault.)
+   */
+  reconnect(): Promise<{ width: number; height: number }> {
+    this.connection = this.service.resolveAgain(this.connection, this.id);
+    return this.reopen();
   }
 
   /** Replaces the native session (reconnect, resize) keeping this tab's id. */
@@ -257,6 +268,19 @@ export class RdpService {
     const t = this.tabs.get(sessionId);
     if (!t) throw new WraithError('ENOTFOUND', `No RDP session with id ${sessionId}; it may have been closed.`);
     return t;
+  }
+
+  /** A session's saved connection as it is now; ENOTFOUND, in words, once it was deleted. */
+  resolveAgain(was: ResolvedConnection, sessionId: string): ResolvedConnection {
+    try {
+      return this.connections.resolve(was.id);
+    } catch (err) {
+      if (!(err instanceof WraithError) || err.code !== 'ENOTFOUND') throw err;
+      throw new WraithError('ENOTFOUND', `The saved connection ${was.name} was deleted, so this session cannot reconnect. Save the connection again, or open another.`, {
+        connectionId: was.id,
+        sessionId,
+      });
+    }
   }
 
   forget(tab: RdpTab): void {

@@ -104,29 +104,39 @@ export function useRdpSession(key: string) {
   async function reconnect(): Promise<void> {
     const t = tab();
     if (!t?.sessionId) return;
-    // The host reconnects with the connection it opened, even one deleted since (here, from the
-    // CLI or another window): the list is asked first, and a tab of a deleted connection stays
-    // disconnected, its card saying why, rather than reconnecting what the person removed.
-    await connections.load().catch(() => undefined);
     if (sessions.connectionDeleted(t)) {
-      // A running session runs on (its toolbar's Reconnect goes grey); a question asked goes back to "Disconnected".
-      if (t.phase !== 'disconnected' && t.phase !== 'open') {
-        t.phase = 'disconnected';
-        t.problem = sessions.deletedProblem(t);
-      }
+      gone(t);
       return;
     }
     const sessionId = t.sessionId;
+    const was = t.phase;
     t.phase = 'starting';
     try {
       await vault.withUnlocked(`Reconnect to ${t.title}`, () => host.call('rdp.reconnect', { sessionId }));
       t.phase = 'open';
       t.problem = null;
     } catch (err) {
+      // Deleted elsewhere (the CLI, another window): the host refused before touching the session.
+      if (await sessions.learnDeleted(t, err)) {
+        t.phase = was;
+        gone(t);
+        return;
+      }
       // The host keeps the session (and its id). A server whose certificate changed, or whose
       // certificate was forgotten, asks the question a new tab asks (its card); Reconnect alone
       // would only fail the same way again.
       fail(t, err, 'disconnected');
+    }
+  }
+
+  /**
+   * Reconnect on a tab of a deleted connection: a running session runs on (its toolbar's
+   * Reconnect goes grey); a question asked goes back to "Disconnected", its card saying why.
+   */
+  function gone(t: RdpTab): void {
+    if (t.phase !== 'disconnected' && t.phase !== 'open') {
+      t.phase = 'disconnected';
+      t.problem = sessions.deletedProblem(t);
     }
   }
 
