@@ -163,6 +163,9 @@ describe('an RDP tab whose saved connection was deleted', () => {
     // and its session stays disconnected.
     await tabOf('gone desktop').click();
     const gone = disconnectedCard('gone desktop');
+    await gone.waitFor({ timeout: 20_000 });
+    // Two Disconnected cards in the page, each named by its own heading.
+    expect(await page.evaluate(() => [...document.querySelectorAll('[id]')].map((e) => e.id).filter((id, i, all) => all.indexOf(id) !== i))).toEqual([]);
     await gone.getByRole('button', { name: 'Reconnect' }).click();
     await expect.poll(() => gone.innerText(), { timeout: 20_000 }).toContain('The saved connection gone desktop was deleted, so this tab cannot reconnect.');
     expect(await gone.getByRole('button', { name: 'Reconnect' }).count()).toBe(0);
