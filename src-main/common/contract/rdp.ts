@@ -27,7 +27,7 @@ export const rdpMethods = {
   'rdp.reconnect': method(
     z.object({ sessionId: Id }),
     z.object({ width: z.number().int(), height: z.number().int() }),
-    'Connects a disconnected RDP session again, in the same tab.',
+    'Connects a disconnected RDP session again, in the same tab, with its connection as saved now (ENOTFOUND once deleted).',
   ),
   'rdp.framebuffer': method(
     z.object({ sessionId: Id }),
