@@ -145,19 +145,43 @@ describe('terminals in browser mode', () => {
     expect(after.posted - before.posted).toBe(0);
   });
 
-  it('finds text with Ctrl+Shift+F and closes the search with Escape', async () => {
+  it('finds text with Ctrl+Shift+F as it is typed, by case and by regular expression, and closes the search with Escape', async () => {
     await page.locator('.tab-panel:visible .xterm').click();
     await page.keyboard.press('Control+Shift+F');
     const search = page.getByRole('searchbox', { name: 'Find in terminal' });
     await search.waitFor();
-    await search.fill('hello');
-    await search.press('Enter');
-    // "echo hello" and its output: two matches.
+    // Found while typing, no Enter: "echo hello" and its output, two matches.
+    await search.pressSequentially('hello');
     const count = page.locator('.tab-panel:visible .search-count');
     await expect.poll(() => count.innerText()).toMatch(/^\d of 2$/);
-    await search.fill('no-such-text-anywhere');
     await search.press('Enter');
+    await expect.poll(() => count.innerText()).toMatch(/^\d of 2$/);
+    await search.fill('no-such-text-anywhere');
     await expect.poll(() => count.innerText()).toBe('No matches');
+
+    // Match case: off, HELLO finds the two; on (Alt+C in the field, or its button), none.
+    const matchCase = page.locator('.tab-panel:visible').getByRole('button', { name: 'Match case' });
+    await search.fill('HELLO');
+    await expect.poll(() => count.innerText()).toMatch(/^\d of 2$/);
+    await search.press('Alt+C');
+    expect(await matchCase.getAttribute('aria-pressed')).toBe('true');
+    await expect.poll(() => count.innerText()).toBe('No matches');
+    await matchCase.click();
+    await expect.poll(() => count.innerText()).toMatch(/^\d of 2$/);
+
+    // A regular expression; one that does not parse says so instead of finding anything.
+    const regex = page.locator('.tab-panel:visible').getByRole('button', { name: 'Regular expression' });
+    await search.fill('hel+o');
+    await expect.poll(() => count.innerText()).toBe('No matches');
+    await search.press('Alt+R');
+    expect(await regex.getAttribute('aria-pressed')).toBe('true');
+    await expect.poll(() => count.innerText()).toMatch(/^\d of 2$/);
+    await search.fill('hel(lo');
+    await expect.poll(() => count.innerText()).toBe('Not a valid regular expression');
+    expect(await search.getAttribute('aria-invalid')).toBe('true');
+    await regex.click();
+    await search.fill('');
+    await expect.poll(() => count.count()).toBe(0);
     await search.press('Escape');
     await search.waitFor({ state: 'detached' });
   });

@@ -69,6 +69,13 @@ function sayNotSent(host: HostLink): void {
 const BLINK_QUIET_MS = 400;
 
 // Highlights every match (and the overview ruler), and makes the addon report result counts.
+/** How `find` looks: which way from the match in front, and how the query matches. */
+export interface TerminalFindOptions {
+  direction: 'next' | 'previous' | 'typed';
+  caseSensitive: boolean;
+  regex: boolean;
+}
+
 const SEARCH_DECORATIONS = {
   matchBackground: '#3a4a6b',
   matchOverviewRuler: '#7aa7ff',
@@ -93,6 +100,39 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
   const size = ref({ cols: 80, rows: 24 });
   /** The last search: which match is active (1-based) of how many; null before a search. */
   const searchResult = ref<{ index: number; count: number } | null>(null);
+
+  /**
+   * Finds `query` in the scrollback: 'next'/'previous' move from the match in front, 'typed'
+   * searches as the query is typed (from where the match in front starts, so it grows in place
+   * rather than jumping ahead). An empty query clears the highlights; a regular expression that
+   * does not parse finds nothing and says so ('invalid') instead of throwing.
+   */
+  let lastMatching = '';
+  function find(query: string, how: TerminalFindOptions): boolean | 'invalid' {
+    if (!search) return false;
+    if (!query) {
+      search.clearDecorations();
+      searchResult.value = null;
+      return false;
+    }
+    if (how.regex) {
+      try {
+        new RegExp(query);
+      } catch {
+        search.clearDecorations();
+        searchResult.value = null;
+        return 'invalid';
+      }
+    }
+    // The addon re-counts and re-highlights only for a new query: it records the options before
+    // comparing them (0.16), so a toggle alone would keep the old matches. Forgetting the query does it.
+    const matching = `${how.caseSensitive}/${how.regex}`;
+    if (matching !== lastMatching) search.clearDecorations();
+    lastMatching = matching;
+    const options = { caseSensitive: how.caseSensitive, regex: how.regex, decorations: SEARCH_DECORATIONS };
+    if (how.direction === 'previous') return search.findPrevious(query, options);
+    return search.findNext(query, { ...options, incremental: how.direction === 'typed' });
+  }
 
   let term: Terminal | null = null;
   let fit: FitAddon | null = null;
@@ -459,8 +499,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     /** Writes a local notice (not from the session), dimmed. */
     notice: (text: string) => term?.write(`\r\n\x1b[2m${text}\x1b[0m\r\n`),
     searchResult,
-    findNext: (q: string) => search?.findNext(q, { decorations: SEARCH_DECORATIONS }) ?? false,
-    findPrevious: (q: string) => search?.findPrevious(q, { decorations: SEARCH_DECORATIONS }) ?? false,
+    find,
     closeSearch: () => {
       search?.clearDecorations();
       searchResult.value = null;
