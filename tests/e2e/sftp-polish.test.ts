@@ -383,4 +383,18 @@ describe('the Files panel, polished', () => {
     // And all along, the page logged no errors.
     expect(browser.pageErrors.filter((e) => !/WebSocket connection to .* failed/.test(e))).toEqual([]);
   }, 120_000);
+
+  it('lists a named pipe as special, and opening it says why not instead of doing nothing', async () => {
+    execFileSync('mkfifo', [remote('a-pipe')]);
+    await showFolder();
+    await refresh();
+    const pipe = row('a-pipe');
+    await pipe.waitFor();
+    expect(await pipe.locator('.col-size').innerText()).toBe('special');
+    expect(await pipe.getAttribute('title')).toContain('a special file (a named pipe, a socket or a device)');
+    const toasts = await recordToasts();
+    await pipe.dblclick();
+    await expect.poll(toasts).toContainEqual(expect.stringContaining('a-pipe is a special file (a named pipe, a socket or a device): it has no contents to open here.'));
+    expect(await page.getByRole('dialog', { name: 'Edit a-pipe' }).count()).toBe(0);
+  });
 });

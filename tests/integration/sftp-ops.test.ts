@@ -365,6 +365,24 @@ describe('text files', () => {
     const none = (await call('sftp.readChunk', { sessionId: SESSION, path: `${dir}/empty.txt`, offset: 0, length: 1024 })) as Chunk;
     expect([none.data.byteLength, none.eof, none.size]).toEqual([0, true, 0]);
   });
+
+  test('a named pipe is refused before it is opened: opening it would hold the server until a writer came', async () => {
+    const fifo = `${dir}/a-pipe`;
+    execFileSync('mkfifo', [fifo]);
+    put(`${dir}/after-the-pipe.txt`, 'still answering');
+    const asked = (method: string, params: unknown) =>
+      Promise.race([codeOf(call(method, params)), new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${method} of a named pipe did not answer`)), 10_000))]);
+    for (const [method, params] of [
+      ['sftp.readChunk', { sessionId: SESSION, path: fifo, offset: 0, length: 1024 }],
+      ['sftp.read', { sessionId: SESSION, path: fifo }],
+    ] as const) {
+      const refused = await asked(method, params);
+      expect(refused).toMatchObject({ code: 'EBADARGS', reason: 'not_a_file' });
+      expect(refused.message).toContain('not a regular file');
+    }
+    // The session's SFTP still answers.
+    expect(await call('sftp.read', { sessionId: SESSION, path: `${dir}/after-the-pipe.txt` })).toMatchObject({ text: 'still answering' });
+  });
 });
 
 describe('bad input gets a stable code, never a crash', () => {

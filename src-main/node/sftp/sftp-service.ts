@@ -282,7 +282,9 @@ export class SftpService {
     const rfs = await this.fs(i.sessionId);
     const st = await rfs.stat(i.path);
     const type = entryType(st.mode);
-    if (type !== 'file') throw sftpError('EBADARGS', `Cannot open ${i.path} as text: it is ${type === 'dir' ? 'a folder' : 'not a regular file'}.`, 'not_a_file', { path: i.path });
+    if (type !== 'file') {
+      throw sftpError('EBADARGS', `Cannot open ${i.path} as text: it is ${type === 'dir' ? 'a folder' : 'not a regular file (a named pipe, a socket or a device)'}.`, 'not_a_file', { path: i.path });
+    }
     const limit = Math.min(i.maxBytes, SFTP_TEXT_MAX_BYTES);
     if (st.size > limit) {
       throw sftpError('EBADARGS', `${i.path} is ${formatSize(st.size)}, more than the ${formatSize(limit)} the editor opens; download it instead.`, 'too_large', {
@@ -305,6 +307,12 @@ export class SftpService {
 
   async readChunk(i: { sessionId: string; path: string; offset: number; length: number }) {
     const rfs = await this.fs(i.sessionId);
+    // Asked before opening: opening a named pipe waits for a writer, and the server's SFTP process
+    // (every request of the session behind it) waits with it.
+    const type = entryType((await rfs.stat(i.path)).mode);
+    if (type !== 'file') {
+      throw sftpError('EBADARGS', `Cannot read ${i.path}: it is ${type === 'dir' ? 'a folder' : 'not a regular file (a named pipe, a socket or a device)'}.`, 'not_a_file', { path: i.path });
+    }
     const { data, size, eof } = await this.readRange(rfs, i.path, i.offset, i.length);
     return { data, eof, size };
   }
