@@ -26,3 +26,26 @@ export function settleMenu<M extends { x: number; y: number }>(menu: Ref<M | nul
     el.value?.querySelector<HTMLElement>('button:not(:disabled)')?.focus();
   });
 }
+
+/**
+ * The keys of an open context menu (WAI-ARIA's menu): ArrowDown and ArrowUp move between its
+ * usable items, wrapping at the ends; Home and End go to the first and the last. Escape stays each
+ * menu's own (it closes the menu and says where the keys go back to). Put on the role="menu" element.
+ */
+export function onMenuKeys(ev: KeyboardEvent): void {
+  if (ev.ctrlKey || ev.altKey || ev.metaKey || !(ev.currentTarget instanceof HTMLElement)) return;
+  const items = [...ev.currentTarget.querySelectorAll<HTMLElement>('[role="menuitem"]:not(:disabled)')];
+  if (!items.length) return;
+  const at = items.indexOf(document.activeElement as HTMLElement);
+  const last = items.length - 1;
+  let next: number;
+  if (ev.key === 'ArrowDown') next = at < 0 || at === last ? 0 : at + 1;
+  else if (ev.key === 'ArrowUp') next = at <= 0 ? last : at - 1;
+  else if (ev.key === 'Home') next = 0;
+  else if (ev.key === 'End') next = last;
+  else return;
+  // The list or the terminal behind the menu would take the arrows too.
+  ev.preventDefault();
+  ev.stopPropagation();
+  items[next]?.focus();
+}

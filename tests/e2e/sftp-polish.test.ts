@@ -397,4 +397,33 @@ describe('the Files panel, polished', () => {
     await expect.poll(toasts).toContainEqual(expect.stringContaining('a-pipe is a special file (a named pipe, a socket or a device): it has no contents to open here.'));
     expect(await page.getByRole('dialog', { name: 'Edit a-pipe' }).count()).toBe(0);
   });
+
+  it("moves through a row's menu with the arrow keys, Home and End, and Escape gives the keys back to the row", async () => {
+    put(remote('menu-keys.txt'), 'x');
+    await showFolder();
+    await refresh();
+    await row('menu-keys.txt').locator('.entry-name').click();
+    await page.keyboard.press('Shift+F10');
+    const menu = page.locator('.sftp-menu');
+    await menu.waitFor();
+    const items = await menu.getByRole('menuitem').evaluateAll((els) => els.filter((e) => !(e as HTMLButtonElement).disabled).map((e) => e.textContent?.trim() ?? ''));
+    expect(items.length).toBeGreaterThan(2);
+    const focusedItem = () => page.evaluate(() => (document.activeElement?.getAttribute('role') === 'menuitem' ? document.activeElement.textContent?.trim() : null));
+    await expect.poll(focusedItem).toBe(items[0]);
+    await page.keyboard.press('ArrowDown');
+    await expect.poll(focusedItem).toBe(items[1]);
+    await page.keyboard.press('ArrowUp');
+    await page.keyboard.press('ArrowUp');
+    await expect.poll(focusedItem).toBe(items.at(-1));
+    await page.keyboard.press('ArrowDown');
+    await expect.poll(focusedItem).toBe(items[0]);
+    await page.keyboard.press('End');
+    await expect.poll(focusedItem).toBe(items.at(-1));
+    await page.keyboard.press('Home');
+    await expect.poll(focusedItem).toBe(items[0]);
+    // The list behind did not move with the arrows: the same row is still the one selected.
+    await page.keyboard.press('Escape');
+    await menu.waitFor({ state: 'detached' });
+    await expect.poll(() => focusedIs(row('menu-keys.txt'))).toBe(true);
+  });
 });
