@@ -426,4 +426,33 @@ describe('the Files panel, polished', () => {
     await menu.waitFor({ state: 'detached' });
     await expect.poll(() => focusedIs(row('menu-keys.txt'))).toBe(true);
   });
+
+  it('opens a Windows-1252 (Latin-1) file as that when asked, and saves it back in it', async () => {
+    // "Grüße “quoted” – 5 €\n" in Windows-1252: no UTF-8.
+    const original = Buffer.concat([Buffer.from('Gr'), Buffer.from([0xfc, 0xdf]), Buffer.from('e '), Buffer.from([0x93]), Buffer.from('quoted'), Buffer.from([0x94, 0x20, 0x96, 0x20]), Buffer.from('5 '), Buffer.from([0x80, 0x0a])]);
+    put(remote('legacy.txt'), original);
+    await showFolder();
+    await refresh();
+    await row('legacy.txt').locator('.entry-name').dblclick();
+    const editor = page.getByRole('dialog', { name: 'Edit legacy.txt' });
+    try {
+      const alert = editor.getByRole('alert');
+      await alert.waitFor();
+      expect(await alert.innerText()).toContain('is not UTF-8 text');
+      await editor.getByRole('button', { name: 'Open as Windows-1252 (Latin-1)' }).click();
+      await expect.poll(() => editorText(editor)).toBe('Grüße “quoted” – 5 €\n');
+      expect(await editor.locator('.editor-path').innerText()).toContain('Windows-1252');
+      const text = editor.getByRole('textbox', { name: 'Contents of legacy.txt' });
+      await text.press('Control+End');
+      await text.press('ArrowUp');
+      await text.press('End');
+      await page.keyboard.type(' ½');
+      await page.keyboard.press('Control+S');
+      await expect.poll(() => readFileSync(remote('legacy.txt')).toString('hex'), { timeout: 10_000 }).toBe(
+        Buffer.concat([original.subarray(0, original.length - 1), Buffer.from([0x20, 0xbd, 0x0a])]).toString('hex'),
+      );
+    } finally {
+      await closeEditor(editor);
+    }
+  });
 });

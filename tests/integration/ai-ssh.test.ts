@@ -174,6 +174,23 @@ describe('XO on a real SSH session', () => {
     const read = lastToolResult(fake.requests[2]);
     expect(read?.text).toContain(`source="file:${path}">\nhello from the XO\n`);
     expect(lastToolResult(fake.requests[3])?.text).toMatch(new RegExp(`file +0[0-7]{3} +18  wraith-ai-${tag}\\.txt`));
+
+    // A legacy file: refused as not UTF-8 in words the model can act on, then read and written as Windows-1252.
+    const legacy = `${dir}/legacy-${tag}.txt`;
+    await remote(`printf 'caf\\351\\n' > ${legacy}`);
+    const asked = fake.requests.length;
+    fake.enqueue(
+      { content: [{ type: 'tool_use', id: 'toolu_l1', name: 'sftp_read', input: { sessionId, path: legacy } }] },
+      { content: [{ type: 'tool_use', id: 'toolu_l2', name: 'sftp_read', input: { sessionId, path: legacy, encoding: 'windows-1252' } }] },
+      { content: [{ type: 'tool_use', id: 'toolu_l3', name: 'sftp_write', input: { sessionId, path: legacy, content: 'café crème\n', encoding: 'windows-1252' } }] },
+      { content: [{ type: 'text', text: 'done' }] },
+    );
+    const second = await client.call('ai.send', { message: 'read and fix the legacy file' });
+    await log.wait('ai.done', (d) => d.runId === second.runId);
+    expect(lastToolResult(fake.requests[asked + 1])).toMatchObject({ isError: true, text: expect.stringContaining('not UTF-8 text') });
+    expect(lastToolResult(fake.requests[asked + 2])?.text).toContain(`source="file:${legacy}">\ncafé\n`);
+    expect(lastToolResult(fake.requests[asked + 3])?.text).toContain('Wrote 11 bytes');
+    expect((await remote(`od -An -c ${legacy}`)).stdout.replace(/\s+/g, ' ').trim()).toBe('c a f 351 c r 350 m e \\n');
     await remote(`rm -rf ${dir}`);
   });
 

@@ -298,6 +298,34 @@ describe('text files', () => {
     }
   });
 
+  test('a Windows-1252 (Latin-1) file reads and saves in its own encoding: unchanged text, the same bytes; a character it cannot hold is refused', async () => {
+    // "Caf\xe9 \x80 5\n" with a CRLF line and a curly quote: Windows-1252's own bytes, invalid as UTF-8.
+    const original = Buffer.from([0x43, 0x61, 0x66, 0xe9, 0x20, 0x80, 0x20, 0x35, 0x0d, 0x0a, 0x93, 0x71, 0x94, 0x0a]);
+    put(`${dir}/legacy.conf`, original);
+    const notUtf8 = await codeOf(call('sftp.read', { sessionId: SESSION, path: `${dir}/legacy.conf` }));
+    expect(notUtf8).toMatchObject({ code: 'EBADARGS', reason: 'not_utf8' });
+    expect(notUtf8.message).toContain('Windows-1252');
+    const r = (await call('sftp.read', { sessionId: SESSION, path: `${dir}/legacy.conf`, encoding: 'windows-1252' })) as { text: string; encoding: string; size: number; mtime: string };
+    expect(r).toMatchObject({ text: 'Café € 5\r\n“q”\n', encoding: 'windows-1252', size: original.length });
+
+    // Saved unchanged: the same bytes. Edited: only the edit changes them.
+    const saved = (await call('sftp.write', { sessionId: SESSION, path: `${dir}/legacy.conf`, text: r.text, encoding: 'windows-1252', expectedMtime: r.mtime, expectedSize: r.size })) as { mtime: string; size: number };
+    expect(readFileSync(`${dir}/legacy.conf`)).toEqual(original);
+    await call('sftp.write', { sessionId: SESSION, path: `${dir}/legacy.conf`, text: r.text.replace('5', 'ÿ5'), encoding: 'windows-1252' });
+    expect(readFileSync(`${dir}/legacy.conf`)).toEqual(Buffer.concat([original.subarray(0, 7), Buffer.from([0xff]), original.subarray(7)]));
+    expect(saved.size).toBe(original.length);
+
+    // A character Windows-1252 has no byte for: refused, naming it and its line, and the file is as it was.
+    const before = readFileSync(`${dir}/legacy.conf`);
+    const refused = await codeOf(call('sftp.write', { sessionId: SESSION, path: `${dir}/legacy.conf`, text: `${r.text}done ✓\n`, encoding: 'windows-1252' }));
+    expect(refused).toMatchObject({ code: 'EBADARGS', reason: 'unencodable' });
+    expect(refused.message).toContain('“✓” (U+2713, line 3)');
+    expect(readFileSync(`${dir}/legacy.conf`)).toEqual(before);
+    // Bytes that are no text in any encoding stay "binary", whichever is asked for.
+    put(`${dir}/nul-1252.bin`, Buffer.from('a\0b'));
+    expect(await codeOf(call('sftp.read', { sessionId: SESSION, path: `${dir}/nul-1252.bin`, encoding: 'windows-1252' }))).toMatchObject({ reason: 'binary' });
+  });
+
   test('read refuses binary files and files over the limit with stable reasons', async () => {
     put(`${dir}/nul.bin`, Buffer.from('text\0more'));
     put(`${dir}/latin1.txt`, Buffer.from([0x63, 0x61, 0x66, 0xe9])); // "café" in Latin-1: invalid UTF-8
@@ -305,7 +333,8 @@ describe('text files', () => {
     put(`${dir}/exact.txt`, Buffer.alloc(5 * 1024 * 1024, 0x61));
 
     expect(await codeOf(call('sftp.read', { sessionId: SESSION, path: `${dir}/nul.bin` }))).toMatchObject({ code: 'EBADARGS', reason: 'binary' });
-    expect(await codeOf(call('sftp.read', { sessionId: SESSION, path: `${dir}/latin1.txt` }))).toMatchObject({ code: 'EBADARGS', reason: 'binary' });
+    // Text all the same, only not UTF-8: said so (it can be read as Windows-1252, below).
+    expect(await codeOf(call('sftp.read', { sessionId: SESSION, path: `${dir}/latin1.txt` }))).toMatchObject({ code: 'EBADARGS', reason: 'not_utf8' });
     const big = await codeOf(call('sftp.read', { sessionId: SESSION, path: `${dir}/big.txt` }));
     expect(big).toMatchObject({ code: 'EBADARGS', reason: 'too_large' });
     expect(big.message).toContain('5.0 MB');

@@ -17,8 +17,12 @@ export const SFTP_TEXT_MAX_BYTES = 5 * 1024 * 1024;
 export const SFTP_CHUNK_MAX_BYTES = 4 * 1024 * 1024;
 
 export const SftpErrorReason = z.enum([
-  /** sftp.read: the file is not UTF-8 text (NUL bytes or invalid UTF-8). */
+  /** sftp.read: the file is not text (it has NUL bytes). */
   'binary',
+  /** sftp.read as UTF-8: the file is text, but not UTF-8 (read it with encoding "windows-1252"). */
+  'not_utf8',
+  /** sftp.write: the text has a character its encoding cannot hold. */
+  'unencodable',
   /** sftp.read: the file is larger than maxBytes (at most 5 MB). */
   'too_large',
   /** sftp.write: the file changed (mtime/size) or vanished since it was read. */
@@ -47,6 +51,10 @@ const RemotePath = z
   .max(4096)
   .refine((p) => !p.includes('\0'), 'Path must not contain NUL');
 const LocalPath = RemotePath;
+
+/** How a text file's bytes are read and written: UTF-8, or Windows-1252 (what "Latin-1" files are, in practice). */
+export const TextEncoding = z.enum(['utf-8', 'windows-1252']);
+export type TextEncoding = z.infer<typeof TextEncoding>;
 
 export const SftpEntryType = z.enum(['file', 'dir', 'symlink', 'other']);
 export type SftpEntryType = z.infer<typeof SftpEntryType>;
@@ -147,9 +155,11 @@ export const sftpMethods = {
       ...Session,
       path: RemotePath,
       maxBytes: z.number().int().min(1).max(SFTP_TEXT_MAX_BYTES).default(SFTP_TEXT_MAX_BYTES),
+      encoding: TextEncoding.default('utf-8'),
     }),
-    z.object({ path: z.string(), text: z.string(), size: z.number().int(), mtime: z.string(), mode: z.number().int() }),
-    'Reads a remote text file (UTF-8, at most 5 MB) for editing. Refuses binary files (details.reason "binary") and larger ones ("too_large").',
+    z.object({ path: z.string(), text: z.string(), size: z.number().int(), mtime: z.string(), mode: z.number().int(), encoding: TextEncoding }),
+    'Reads a remote text file (at most 5 MB) for editing, as UTF-8 or as `encoding`. Refuses binary files (details.reason "binary"), text that is not ' +
+      'UTF-8 when read as UTF-8 ("not_utf8": it may be Windows-1252) and larger files ("too_large").',
   ),
   'sftp.write': method(
     z
@@ -157,6 +167,8 @@ export const sftpMethods = {
         ...Session,
         path: RemotePath,
         text: z.string().max(64 * 1024 * 1024).optional(),
+        /** How `text` is written: as sftp.read read it. Characters it cannot hold are refused (details.reason "unencodable"). */
+        encoding: TextEncoding.default('utf-8'),
         data: Bytes.optional(),
         /** The mtime sftp.read returned: refuse (details.reason "changed") if the file changed since. */
         expectedMtime: z.string().datetime({ offset: true }).optional(),

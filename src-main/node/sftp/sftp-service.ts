@@ -6,6 +6,7 @@ import {
   SFTP_TEXT_MAX_BYTES,
   type SftpEntry,
   type SftpEntryType,
+  type TextEncoding,
   type TransferInfo,
   type TransferProgress,
 } from '../../common/contract/sftp.js';
@@ -13,7 +14,7 @@ import { WraithError } from '../../common/errors.js';
 import { type ByteSink, RequestSlots, refuseEndless, serverChunkLimit, sinkFinished, streamRemoteFile } from './file-copy.js';
 import { RemoteFs, channelOpen, entryType, isTempBasename, parseMode, tempNameFor, toEntry } from './remote-fs.js';
 import { cancelledError, fileOverFolder, sftpError } from './sftp-errors.js';
-import { decodeText } from './text.js';
+import { decodeAs, encodeAs } from './text.js';
 import { Transfer } from './transfer.js';
 import { type TransferPlan, type TransferTuning, copyOptions, keepOwnership, runDownload, runUpload } from './transfer-runner.js';
 import { walkRemote } from './tree.js';
@@ -278,7 +279,7 @@ export class SftpService {
     }
   }
 
-  async read(i: { sessionId: string; path: string; maxBytes: number }) {
+  async read(i: { sessionId: string; path: string; maxBytes: number; encoding?: TextEncoding }) {
     const rfs = await this.fs(i.sessionId);
     const st = await rfs.stat(i.path);
     const type = entryType(st.mode);
@@ -298,11 +299,20 @@ export class SftpService {
     if (data.length > limit) {
       throw sftpError('EBADARGS', `${i.path} is larger than the ${formatSize(limit)} the editor opens; download it instead.`, 'too_large', { path: i.path, maxBytes: limit });
     }
-    const text = decodeText(data);
-    if (text === null) {
-      throw sftpError('EBADARGS', `${i.path} looks like a binary file (not UTF-8 text), so it cannot be edited here; download it instead.`, 'binary', { path: i.path });
+    const encoding = i.encoding ?? 'utf-8';
+    const text = decodeAs(data, encoding);
+    if (text === null && encoding === 'utf-8' && !data.includes(0)) {
+      throw sftpError(
+        'EBADARGS',
+        `${i.path} is not UTF-8 text. It may be in a legacy encoding such as Windows-1252 (Latin-1): open it as that, or download it.`,
+        'not_utf8',
+        { path: i.path },
+      );
     }
-    return { path: i.path, text, size: data.length, mtime: new Date(st.mtime * 1000).toISOString(), mode: st.mode & 0o7777 };
+    if (text === null) {
+      throw sftpError('EBADARGS', `${i.path} looks like a binary file (it has NUL bytes), so it cannot be edited here; download it instead.`, 'binary', { path: i.path });
+    }
+    return { path: i.path, text, size: data.length, mtime: new Date(st.mtime * 1000).toISOString(), mode: st.mode & 0o7777, encoding };
   }
 
   async readChunk(i: { sessionId: string; path: string; offset: number; length: number }) {
@@ -321,6 +331,7 @@ export class SftpService {
     sessionId: string;
     path: string;
     text?: string;
+    encoding?: TextEncoding;
     data?: Uint8Array;
     expectedMtime?: string;
     expectedSize?: number;
@@ -354,9 +365,10 @@ export class SftpService {
         );
       }
     };
+    // Said before anything is written: a character the file's encoding has no byte for.
+    const bytes = i.data ?? encodeAs(i.text ?? '', i.encoding ?? 'utf-8', i.path);
     await checkUnchanged();
 
-    const bytes = i.data ?? Buffer.from(i.text ?? '', 'utf8');
     const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const step = serverChunkLimit(rfs.sftp, 32 * 1024);
     // A new file without a mode gets the server's default, as `touch` there (and an upload) makes it.
