@@ -14,6 +14,7 @@ import type { ContractClient } from '../../src-main/common/client.js';
 import { connectWebSocket } from '../../src-main/server/ws-client.js';
 import { type TestBrowser, openApp } from '../fixtures/browser.js';
 import { type DelayProxy, startDelayProxy } from '../fixtures/delay-proxy.js';
+import { freePort } from '../fixtures/net.js';
 import { type SshdHandle, savePasswordConnection, startSshd } from '../fixtures/sshd.js';
 import { activeSessionId as sessionInFront, terminalText as textOf, typeAndSee as typeIn } from '../fixtures/terminal-page.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
@@ -42,6 +43,8 @@ beforeAll(async () => {
   await savePasswordConnection(api, sshd, 'gone elsewhere');
   await savePasswordConnection(api, sshd, 'web01');
   await savePasswordConnection(api, sshd, 'web02');
+  // Nothing listens on its port: its tab cannot open.
+  await api.call('connections.create', { name: 'dead end', kind: 'ssh', host: sshd.host, port: await freePort(), username: 'nobody', authMethod: 'agent' });
   distant = await startDelayProxy(sshd.port, 250);
   await api.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: distant.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
   const { username, password } = sshd.users.password;
@@ -409,6 +412,28 @@ describe('a tab closed while it connects', () => {
       expect(await page.locator('.tab', { hasText: 'far away' }).count()).toBe(0);
     } finally {
       off();
+    }
+  });
+});
+
+describe('a tab that could not open', () => {
+  it('gives the keys to a failed tab\'s Try again when the tab comes back to the front, not to the terminal under its card', async () => {
+    try {
+      await row('dead end').dblclick();
+      const failed = visiblePanel().getByRole('alert').filter({ hasText: 'Could not open dead end' });
+      await failed.waitFor({ timeout: 20_000 });
+      const tryAgain = failed.getByRole('button', { name: 'Try again' });
+      await row('web02').dblclick();
+      await waitOpen();
+      await page.locator('.tab', { has: page.locator('.tab-title', { hasText: /^dead end$/ }) }).click();
+      await expect.poll(() => hasFocus(tryAgain)).toBe(true);
+    } finally {
+      for (const title of ['dead end', 'web02']) {
+        const tab = page.locator('.tab', { has: page.locator('.tab-title', { hasText: new RegExp(`^${title}$`) }) });
+        if (await tab.count()) await tab.click({ button: 'middle' });
+        const ask = page.getByRole('dialog', { name: `Close ${title}?` });
+        if (await ask.count()) await ask.getByRole('button', { name: 'Close tab' }).click();
+      }
     }
   });
 });

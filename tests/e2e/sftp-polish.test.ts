@@ -392,6 +392,16 @@ describe('the Files panel, polished', () => {
     await pipe.waitFor();
     expect(await pipe.locator('.col-size').innerText()).toBe('special');
     expect(await pipe.getAttribute('title')).toContain('a special file (a named pipe, a socket or a device)');
+    // Its menu offers nothing that would only bring the server's refusal.
+    await pipe.click({ button: 'right' });
+    const menu = page.locator('.sftp-menu');
+    await menu.waitFor();
+    const offered = await menu.getByRole('menuitem').allInnerTexts();
+    expect(offered).not.toContain('Edit');
+    expect(offered).not.toContain('Download');
+    expect(offered).toContain('Rename…');
+    await page.keyboard.press('Escape');
+    await menu.waitFor({ state: 'detached' });
     const toasts = await recordToasts();
     await pipe.dblclick();
     await expect.poll(toasts).toContainEqual(expect.stringContaining('a-pipe is a special file (a named pipe, a socket or a device): it has no contents to open here.'));

@@ -189,6 +189,8 @@ describe('XO on a real SSH session', () => {
     await log.wait('ai.done', (d) => d.runId === second.runId);
     expect(lastToolResult(fake.requests[asked + 1])).toMatchObject({ isError: true, text: expect.stringContaining('not UTF-8 text') });
     expect(lastToolResult(fake.requests[asked + 2])?.text).toContain(`source="file:${legacy}">\ncafé\n`);
+    // The model is told how it was read, so that it writes it back the same way.
+    expect(lastToolResult(fake.requests[asked + 2])?.text).toContain('read as windows-1252: pass encoding "windows-1252" to sftp_write');
     expect(lastToolResult(fake.requests[asked + 3])?.text).toContain('Wrote 11 bytes');
     expect((await remote(`od -An -c ${legacy}`)).stdout.replace(/\s+/g, ' ').trim()).toBe('c a f 351 c r 350 m e \\n');
     await remote(`rm -rf ${dir}`);

@@ -148,6 +148,11 @@ test('reconnect takes the connection as saved now: an edit is used, and a delete
   await client.call('rdp.reconnect', { sessionId });
   expect(await info()).toMatchObject({ state: 'open', title: 'desk edited' });
 
+  // Edited into another kind of connection: refused as rdp.open refuses it, the session untouched.
+  await client.call('connections.update', { id, patch: { kind: 'ssh', username: 'someone', authMethod: 'agent' } });
+  await expect(client.call('rdp.reconnect', { sessionId })).rejects.toMatchObject({ code: 'EBADARGS', message: expect.stringContaining('desk edited is an SSH connection now, not RDP') });
+  expect(await info()).toMatchObject({ state: 'open' });
+
   await client.call('connections.delete', { id });
   const refused = await client.call('rdp.reconnect', { sessionId }).catch((e: unknown) => e);
   expect(refused).toMatchObject({ code: 'ENOTFOUND', details: { connectionId: id, sessionId } });

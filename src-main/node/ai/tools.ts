@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AiSettings, ApprovalDetails, ToolEffect } from '../../common/contract/ai.js';
 import { isMethodName, methods } from '../../common/contract/index.js';
+import { TextEncoding } from '../../common/contract/sftp.js';
 import { WraithError } from '../../common/errors.js';
 import { toDesktopPoint } from '../rdp/screenshot.js';
 
@@ -108,10 +109,11 @@ function details(d: Partial<ApprovalDetails> & { action: string }): ApprovalDeta
   return { ...NO_DETAILS, ...d };
 }
 
+/** The bytes `text` takes in `encoding` (Windows-1252: one per character). */
+const textBytes = (text: string, encoding: TextEncoding) => (encoding === 'utf-8' ? Buffer.byteLength(text) : text.length);
+
 const SessionId = z.string().min(1).max(128).describe('Session id, from list_sessions');
-const FileEncoding = z
-  .enum(['utf-8', 'windows-1252'])
-  .default('utf-8')
+const FileEncoding = TextEncoding.default('utf-8')
   .describe('How the file is text: utf-8, or windows-1252 for a legacy (Latin-1) file that sftp_read said is not UTF-8');
 const Coord = z.number().int().min(0).max(100_000);
 
@@ -363,7 +365,8 @@ export function buildTools(): AiTool[] {
         run: async (ctx) => {
           // Binary and over-size files are refused by the service with a message the model can use.
           const f = methods['sftp.read'].output.parse(await callMethod(ctx, 'sftp_read', 'sftp.read', { sessionId: i.sessionId, path: i.path, maxBytes: MAX_FILE, encoding: i.encoding }));
-          return { text: `${f.path} (${f.size} bytes):\n${ctx.fence(i.sessionId, `file:${f.path}`, truncate(f.text, ctx.settings.toolOutputMaxChars, 'head'))}` };
+          const as = f.encoding === 'utf-8' ? '' : `, read as ${f.encoding}: pass encoding "${f.encoding}" to sftp_write to keep it so`;
+          return { text: `${f.path} (${f.size} bytes${as}):\n${ctx.fence(i.sessionId, `file:${f.path}`, truncate(f.text, ctx.settings.toolOutputMaxChars, 'head'))}` };
         },
       }),
     }),
@@ -374,12 +377,12 @@ export function buildTools(): AiTool[] {
       input: z.object({ sessionId: SessionId, path: z.string().min(1).max(4096), content: z.string().max(MAX_FILE), encoding: FileEncoding }),
       prepare: (i, label) => ({
         sessionId: i.sessionId,
-        summary: `Wrote ${i.path} (${i.encoding === 'utf-8' ? Buffer.byteLength(i.content) : i.content.length} bytes) on ${label(i.sessionId)}`,
+        summary: `Wrote ${i.path} (${textBytes(i.content, i.encoding)} bytes) on ${label(i.sessionId)}`,
         details: details({ action: `Write a file on ${label(i.sessionId)}`, sessionId: i.sessionId, sessionTitle: label(i.sessionId), path: i.path, content: i.content }),
         guarded: null,
         run: async (ctx) => {
-          const entry = methods['sftp.write'].output.parse(await callMethod(ctx, 'sftp_write', 'sftp.write', { sessionId: i.sessionId, path: i.path, text: i.content, encoding: i.encoding }));
-          return { text: `Wrote ${entry.size} bytes to ${i.path}.` };
+          await callMethod(ctx, 'sftp_write', 'sftp.write', { sessionId: i.sessionId, path: i.path, text: i.content, encoding: i.encoding });
+          return { text: `Wrote ${textBytes(i.content, i.encoding)} bytes to ${i.path}.` };
         },
       }),
     }),

@@ -272,15 +272,19 @@ export class RdpService {
 
   /** A session's saved connection as it is now; ENOTFOUND, in words, once it was deleted. */
   resolveAgain(was: ResolvedConnection, sessionId: string): ResolvedConnection {
+    let now: ResolvedConnection;
     try {
-      return this.connections.resolve(was.id);
+      now = this.connections.resolve(was.id);
     } catch (err) {
-      if (!(err instanceof WraithError) || err.code !== 'ENOTFOUND') throw err;
+      // Only the connection itself gone (not, say, a secret it names) is "deleted".
+      if (!(err instanceof WraithError) || err.code !== 'ENOTFOUND' || err.details?.connectionId !== was.id) throw err;
       throw new WraithError('ENOTFOUND', `The saved connection ${was.name} was deleted, so this session cannot reconnect. Save the connection again, or open another.`, {
         connectionId: was.id,
         sessionId,
       });
     }
+    if (now.kind !== 'rdp') throw new WraithError('EBADARGS', `${now.name} is an ${now.kind.toUpperCase()} connection now, not RDP: this session cannot reconnect with it.`);
+    return now;
   }
 
   forget(tab: RdpTab): void {

@@ -120,6 +120,19 @@ const MAX_REQUESTS_IN_FLIGHT = 64;
 const MAX_RESOLVED_LINKS = 500;
 
 /**
+ * The path's attributes, when it is a regular file (or a link to one); EBADARGS not_a_file
+ * otherwise. Asked before anything opens it: opening a named pipe waits for a writer, and the
+ * server's SFTP process (every request of the session behind it) waits with it.
+ */
+async function regularFile(rfs: RemoteFs, path: string, verb: string, how = ''): Promise<Stats> {
+  const st = await rfs.stat(path);
+  const type = entryType(st.mode);
+  if (type === 'file') return st;
+  const what = type === 'dir' ? 'a folder' : 'not a regular file (a named pipe, a socket or a device)';
+  throw sftpError('EBADARGS', `Cannot ${verb} ${path}${how ? ` ${how}` : ''}: it is ${what}.`, 'not_a_file', { path });
+}
+
+/**
  * SFTP for the side panel, the CLI and the XO: browse, edit small text files, stream transfers.
  * Works on whatever SFTP channel the provider hands out for a session and never closes it.
  */
@@ -244,15 +257,14 @@ export class SftpService {
   // ---- small files -------------------------------------------------------------------------
 
   /**
-   * Reads [offset, offset+length) with the READs pipelined; returns the bytes, the file size and
-   * whether the bytes reach the end of the file.
+   * Reads [offset, offset+length) of a file its caller found regular (regularFile), the READs
+   * pipelined; returns the bytes, the file size and whether the bytes reach the end of the file.
    */
   private async readRange(rfs: RemoteFs, path: string, offset: number, length: number): Promise<{ data: Uint8Array<ArrayBuffer>; size: number; eof: boolean }> {
     refuseEndless(path);
     const handle = await rfs.open(path, 'r');
     try {
       const st = await rfs.fstat(handle, path);
-      if (entryType(st.mode) === 'dir') throw sftpError('EBADARGS', `Cannot read ${path}: it is a folder.`, 'not_a_file', { path });
       const step = serverChunkLimit(rfs.sftp, 32 * 1024);
       if (st.size === 0) {
         // Size 0 says nothing of what /proc's files hold: read on until the end shows.
@@ -281,11 +293,7 @@ export class SftpService {
 
   async read(i: { sessionId: string; path: string; maxBytes: number; encoding?: TextEncoding }) {
     const rfs = await this.fs(i.sessionId);
-    const st = await rfs.stat(i.path);
-    const type = entryType(st.mode);
-    if (type !== 'file') {
-      throw sftpError('EBADARGS', `Cannot open ${i.path} as text: it is ${type === 'dir' ? 'a folder' : 'not a regular file (a named pipe, a socket or a device)'}.`, 'not_a_file', { path: i.path });
-    }
+    const st = await regularFile(rfs, i.path, 'open', 'as text');
     const limit = Math.min(i.maxBytes, SFTP_TEXT_MAX_BYTES);
     if (st.size > limit) {
       throw sftpError('EBADARGS', `${i.path} is ${formatSize(st.size)}, more than the ${formatSize(limit)} the editor opens; download it instead.`, 'too_large', {
@@ -317,12 +325,7 @@ export class SftpService {
 
   async readChunk(i: { sessionId: string; path: string; offset: number; length: number }) {
     const rfs = await this.fs(i.sessionId);
-    // Asked before opening: opening a named pipe waits for a writer, and the server's SFTP process
-    // (every request of the session behind it) waits with it.
-    const type = entryType((await rfs.stat(i.path)).mode);
-    if (type !== 'file') {
-      throw sftpError('EBADARGS', `Cannot read ${i.path}: it is ${type === 'dir' ? 'a folder' : 'not a regular file (a named pipe, a socket or a device)'}.`, 'not_a_file', { path: i.path });
-    }
+    await regularFile(rfs, i.path, 'read');
     const { data, size, eof } = await this.readRange(rfs, i.path, i.offset, i.length);
     return { data, eof, size };
   }

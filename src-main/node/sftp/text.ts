@@ -21,8 +21,8 @@ function decodeText(bytes: Uint8Array): string | null {
  * Western European text files, old configs and logs. It is Latin-1 but for 0x80–0x9F, where it
  * has € ‚ ƒ „ … and the curly quotes (the five bytes it leaves undefined stay U+0081 and the like,
  * as WHATWG decodes them). Each of its 256 bytes is a character of its own, so a file read this
- * way and saved unchanged is the same bytes again. (Node's TextDecoder('windows-1252') decodes
- * 0x80–0x9F as Latin-1's C1 controls, hence the table.)
+ * way and saved unchanged is the same bytes again. (Node 20's TextDecoder('windows-1252'), this
+ * one's included, decodes 0x80–0x9F as Latin-1's C1 controls, hence the table.)
  */
 const CP1252_80_9F = [
   0x20ac, 0x81, 0x201a, 0x192, 0x201e, 0x2026, 0x2020, 0x2021, 0x2c6, 0x2030, 0x160, 0x2039, 0x152, 0x8d, 0x17d, 0x8f,
