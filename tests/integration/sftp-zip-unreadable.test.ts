@@ -1,11 +1,15 @@
 /**
- * A folder downloaded as a zip (sftp.downloadLink) that holds items this login cannot read, on a
- * real OpenSSH sshd: a file of mode 000 and a folder of mode 000 owned by another user are left
- * out, the rest comes whole, the zip lists what it left out and why, and the transfer's notice
- * names them. A folder that cannot be listed itself still fails, saying so.
+ * A folder downloaded as a zip (sftp.downloadLink), or to disk (sftp.download, the desktop app),
+ * that holds items this login cannot read, on a real OpenSSH sshd: a file of mode 000 and a folder
+ * of mode 000 owned by another user are left out, the rest comes whole, the zip (or the folder)
+ * lists what it left out and why, and the transfer's notice names them. A folder that cannot be
+ * listed itself still fails, saying so.
  */
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { Client } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -65,27 +69,38 @@ afterAll(async () => {
   await sshd?.stop();
 });
 
+/**
+ * A folder of this login's with, inside, what it cannot read: a file of mode 000 and one of mode
+ * 600 of another user, and a folder of mode 000 of another user; and a file named as the list of
+ * left-out items would be.
+ */
+function unreadableTree(name: string): string {
+  const me = sshd.users.password.username;
+  const them = sshd.users.key.username;
+  const tree = `${dir}/${name}`;
+  sh(
+    [
+      `mkdir -p '${tree}/sub' '${tree}/locked'`,
+      `printf alpha > '${tree}/a.txt'`,
+      `printf beta > '${tree}/sub/b.txt'`,
+      // Readable by its owner only, and the owner is this login: it comes.
+      `printf private > '${tree}/mine.txt' && chmod 600 '${tree}/mine.txt'`,
+      // A name the list of left-out items would take: the list takes another.
+      `printf own > '${tree}/WRAITH-NOT-INCLUDED.txt'`,
+      `chown -R ${me} '${tree}'`,
+      `printf secret > '${tree}/secret.txt' && chown ${them} '${tree}/secret.txt' && chmod 000 '${tree}/secret.txt'`,
+      `printf theirs > '${tree}/sub/theirs.txt' && chown ${them} '${tree}/sub/theirs.txt' && chmod 600 '${tree}/sub/theirs.txt'`,
+      `printf inner > '${tree}/locked/inner.txt' && chown -R ${them} '${tree}/locked' && chmod 000 '${tree}/locked'`,
+    ].join(' && '),
+  );
+  return tree;
+}
+
 describe('a folder zip with items the login cannot read', () => {
   test('leaves out a file and a folder of mode 000 owned by another user, lists them in the zip and names them in the notice; a folder it cannot list fails', async () => {
     const me = sshd.users.password.username;
     const them = sshd.users.key.username;
-    const tree = `${dir}/tree`;
-    sh(
-      [
-        `mkdir -p '${tree}/sub' '${tree}/locked'`,
-        `printf alpha > '${tree}/a.txt'`,
-        `printf beta > '${tree}/sub/b.txt'`,
-        // Readable by its owner only, and the owner is this login: it comes.
-        `printf private > '${tree}/mine.txt' && chmod 600 '${tree}/mine.txt'`,
-        // A name the list of left-out items would take: the list takes another.
-        `printf own > '${tree}/WRAITH-NOT-INCLUDED.txt'`,
-        `chown -R ${me} '${tree}'`,
-        `printf secret > '${tree}/secret.txt' && chown ${them} '${tree}/secret.txt' && chmod 000 '${tree}/secret.txt'`,
-        `printf theirs > '${tree}/sub/theirs.txt' && chown ${them} '${tree}/sub/theirs.txt' && chmod 600 '${tree}/sub/theirs.txt'`,
-        `printf inner > '${tree}/locked/inner.txt' && chown -R ${them} '${tree}/locked' && chmod 000 '${tree}/locked'`,
-      ].join(' && '),
-    );
-
+    const tree = unreadableTree('tree');
     const link = await service.downloadLink({ sessionId: SESSION, remotePath: tree });
     expect(link.name).toBe('tree.zip');
     const zip = await fetchLink(link.url);
@@ -125,5 +140,30 @@ describe('a folder zip with items the login cannot read', () => {
     expect(err.code).toBe('EDENIED');
     expect(err.message).toBe(`Cannot list ${closed}: permission denied on the server.`);
     expect(service.listTransfers(SESSION).length).toBe(before);
+  });
+});
+
+describe('a folder downloaded to disk (the desktop app) with items the login cannot read', () => {
+  test('leaves out the same items, writes the list into the folder, and names them in the notice', async () => {
+    const tree = unreadableTree('disk-tree');
+    const local = mkdtempSync(join(tmpdir(), 'wraith-unreadable-'));
+    try {
+      const dest = join(local, 'disk-tree');
+      const { transferId } = await service.download({ sessionId: SESSION, remotePath: tree, localPath: dest, overwrite: false });
+      const t = await service.wait(transferId);
+      expect(t).toMatchObject({ state: 'done', kind: 'folder', filesDone: 4, filesTotal: 4, bytes: 5 + 4 + 7 + 3, totalBytes: 5 + 4 + 7 + 3 });
+      expect(t.notice).toBe(
+        "3 items could not be read and were left out: locked/, secret.txt, sub/theirs.txt. The folder lists them, with the server's reasons, in WRAITH-NOT-INCLUDED-2.txt.",
+      );
+      const files = readdirSync(dest, { recursive: true }).map(String).sort();
+      expect(files).toEqual(['WRAITH-NOT-INCLUDED-2.txt', 'WRAITH-NOT-INCLUDED.txt', 'a.txt', 'mine.txt', 'sub', join('sub', 'b.txt')]);
+      expect(readFileSync(join(dest, 'sub', 'b.txt'), 'utf8')).toBe('beta');
+      const list = readFileSync(join(dest, 'WRAITH-NOT-INCLUDED-2.txt'), 'utf8');
+      expect(list).toContain(`These items of ${tree} could not be read when this folder was downloaded, and are not in it:`);
+      expect(list).toContain(`secret.txt\tCannot open ${tree}/secret.txt: permission denied on the server.`);
+      expect(list).toContain(`locked/\tCannot list ${tree}/locked: permission denied on the server.`);
+    } finally {
+      rmSync(local, { recursive: true, force: true });
+    }
   });
 });

@@ -212,7 +212,8 @@ export const sftpMethods = {
   'sftp.download': method(
     z.object({ ...Session, remotePath: RemotePath, localPath: LocalPath, overwrite: z.boolean().default(false) }),
     z.object({ transferId: Id }),
-    'Starts downloading a remote file or folder (recursively) to localPath (the path it will have). Progress arrives as transfer.progress.',
+    'Starts downloading a remote file or folder (recursively) to localPath (the path it will have). Progress arrives as transfer.progress. ' +
+      "What a folder holds that this login cannot read is left out, listed in a text file in the folder and named in the transfer's notice.",
   ),
   'sftp.cancel': method(
     z.object({ transferId: Id }),

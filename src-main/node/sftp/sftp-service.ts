@@ -18,7 +18,8 @@ import { decodeAs, encodeAs } from './text.js';
 import { Transfer } from './transfer.js';
 import { type TransferPlan, type TransferTuning, copyOptions, keepOwnership, runDownload, runUpload } from './transfer-runner.js';
 import { walkRemote } from './tree.js';
-import { type LeftOut, ZIP_MAX_ENTRIES, leftOutListName, takeOutUnreadable, zipRemoteFolder } from './zip-stream.js';
+import { type LeftOut, leftOutListName, takeOutUnreadable } from './left-out.js';
+import { ZIP_MAX_ENTRIES, zipRemoteFolder } from './zip-stream.js';
 
 /**
  * The desktop app's native "save as" (Electron's dialog): for one item a save dialog suggesting

@@ -1,7 +1,8 @@
-import { lstat, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { lstat, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, posix } from 'node:path';
 import type { Stats } from 'ssh2';
 import { type CopyOptions, type RequestSlots, downloadFile, uploadFile } from './file-copy.js';
+import { type LeftOut, leftOutList, leftOutListName, takeOutUnreadable } from './left-out.js';
 import { type RemoteFs, entryType, tempBasename, tempNameFor } from './remote-fs.js';
 import { cancelledError, fileOverFolder, fromLocalError, sftpError } from './sftp-errors.js';
 import type { Transfer } from './transfer.js';
@@ -125,7 +126,15 @@ export async function runDownload(rfs: RemoteFs, t: Transfer, overwrite: boolean
     throw sftpError('EBADARGS', `Cannot download the folder ${remote} over the local file ${dest}.`, 'not_a_directory', { path: dest });
   }
   t.kind = 'folder';
-  const tree = await walkRemote(rfs, remote, t.signal);
+  // What this login cannot read (a folder it may not list, a file it may not open) is left out
+  // rather than failing the whole download, as scp -r goes on past it; the folder gets a list of
+  // those items and the transfer's notice names them, as a browser's zip does.
+  const leftOut: LeftOut[] = [];
+  const tree = await walkRemote(rfs, remote, t.signal, { unlisted: (f) => leftOut.push({ rel: f.rel, folder: true, reason: f.error.message }) });
+  leftOut.push(...(await takeOutUnreadable(rfs, remote, tree, t.signal)));
+  leftOut.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+  const listName = leftOut.length ? leftOutListName(tree) : null;
+  t.leftOut(leftOut, listName);
   setTotals(t, tree);
   // A new folder is built under a temp name and renamed at the end; into an existing one
   // (overwrite) each file goes through its own temp.
@@ -137,6 +146,11 @@ export async function runDownload(rfs: RemoteFs, t: Transfer, overwrite: boolean
     await pool(tree.files, plan.fileConcurrency, t.signal, (f) =>
       downloadOne(rfs, t, plan, posix.join(remote, f.rel), join(root, ...f.rel.split('/')), f.mode & 0o777, staging !== null),
     );
+    if (listName) {
+      await writeFile(join(root, listName), leftOutList(remote, leftOut, 'folder'), { mode: 0o644 }).catch((err: unknown) => {
+        throw fromLocalError(err, 'write', join(dest, listName));
+      });
+    }
     if (staging) {
       await rename(staging, dest).catch((err: unknown) => {
         throw fromLocalError(err, 'rename into', dest);

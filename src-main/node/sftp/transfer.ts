@@ -127,7 +127,8 @@ export class Transfer {
     const n = o.items.length;
     const shown = o.items.slice(0, 5).map((i) => (i.folder ? `${i.rel}/` : i.rel));
     const names = shown.join(', ') + (n > shown.length ? ` and ${n - shown.length} more` : '');
-    const where = o.listedIn ? ` The zip lists ${n === 1 ? 'it' : 'them'}, with the server's reasons, in ${o.listedIn}.` : '';
+    const what = this.localPath === null ? 'The zip' : 'The folder';
+    const where = o.listedIn ? ` ${what} lists ${n === 1 ? 'it' : 'them'}, with the server's reasons, in ${o.listedIn}.` : '';
     return `${n} ${n === 1 ? 'item' : 'items'} could not be read and ${n === 1 ? 'was' : 'were'} left out: ${names}.${where}`;
   }
 

@@ -6,7 +6,7 @@ import { type EndOptions, ZipFile } from 'yazl';
 import { WraithError } from '../../common/errors.js';
 import { type ByteSink, type CopyOptions, sinkFinished, streamRemoteFile } from './file-copy.js';
 import type { RemoteFs } from './remote-fs.js';
-import { cancelledError, isItemError } from './sftp-errors.js';
+import { type LeftOut, leftOutList } from './left-out.js';
 import type { Tree } from './tree.js';
 
 /**
@@ -26,69 +26,6 @@ bufferCrc32.unsigned = (buf, previous) => {
 
 /** More entries than this in one zip is a mistake (a home folder with a node_modules), not a download. */
 export const ZIP_MAX_ENTRIES = 200_000;
-
-/** An item of the folder that the zip leaves out: it could not be listed or opened. */
-export interface LeftOut {
-  /** Its path in the folder, '/'-separated. */
-  rel: string;
-  folder: boolean;
-  /** What the server said. */
-  reason: string;
-}
-
-/** Files whose openability is checked at once (each an OPEN and a CLOSE in flight). */
-const PROBES_AT_ONCE = 16;
-
-/**
- * Takes out of `tree` the files this login cannot open, and says which (with the server's
- * reason). The zip's size is fixed before its first byte, so a file that fails to open once the
- * download runs would fail it whole: each file that not everyone may read is opened (and closed)
- * beforehand. A file with the others-read bit is taken as readable without asking: most files
- * are, and a folder of thousands costs no round trips for them.
- */
-export async function takeOutUnreadable(rfs: RemoteFs, root: string, tree: Tree, signal: AbortSignal): Promise<LeftOut[]> {
-  const doubtful = tree.files.filter((f) => (f.mode & 0o004) === 0);
-  const unreadable = new Map<string, string>();
-  let next = 0;
-  const worker = async () => {
-    while (next < doubtful.length) {
-      if (signal.aborted) throw cancelledError(`Download of ${root}`);
-      const f = doubtful[next++];
-      if (!f) return;
-      const path = posix.join(root, f.rel);
-      try {
-        await rfs.close(await rfs.open(path, 'r'), path).catch(() => undefined);
-      } catch (err) {
-        if (!isItemError(err)) throw err;
-        unreadable.set(f.rel, err.message);
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(PROBES_AT_ONCE, doubtful.length) }, worker));
-  if (!unreadable.size) return [];
-  tree.files = tree.files.filter((f) => !unreadable.has(f.rel));
-  tree.totalBytes = tree.files.reduce((n, f) => n + f.size, 0);
-  return [...unreadable].map(([rel, reason]) => ({ rel, folder: false, reason }));
-}
-
-/** The name of the text file that lists what a zip left out: not one of the folder's own names. */
-export function leftOutListName(tree: Tree): string {
-  const taken = new Set([...tree.files.map((f) => f.rel), ...tree.dirs]);
-  let name = 'WRAITH-NOT-INCLUDED.txt';
-  for (let n = 2; taken.has(name); n++) name = `WRAITH-NOT-INCLUDED-${n}.txt`;
-  return name;
-}
-
-/** The text of that file: what was left out of which folder, and why. */
-function leftOutList(root: string, leftOut: LeftOut[]): Buffer {
-  const lines = [
-    `These items of ${root} could not be read when this zip was made, and are not in it:`,
-    '',
-    ...leftOut.map((l) => `${l.folder ? `${l.rel}/` : l.rel}\t${l.reason}`),
-    '',
-  ];
-  return Buffer.from(lines.join('\n'), 'utf8');
-}
 
 export interface ZipOptions extends CopyOptions {
   onFileDone: () => void;
@@ -144,7 +81,7 @@ export function zipRemoteFolder(rfs: RemoteFs, root: string, tree: Tree, opts: Z
     });
   }
   if (opts.leftOut?.items.length) {
-    zip.addBuffer(leftOutList(root, opts.leftOut.items), opts.leftOut.listName, { compress: false, mode: 0o100644, mtime: new Date() });
+    zip.addBuffer(leftOutList(root, opts.leftOut.items, 'zip'), opts.leftOut.listName, { compress: false, mode: 0o100644, mtime: new Date() });
   }
   let size = -1;
   // @types/yazl types this callback as () => void; yazl passes it the total size (its README, "end()").

@@ -1,0 +1,72 @@
+/**
+ * What a folder download leaves out: the folders this login may not list and the files it may not
+ * open, found before the first byte, so the rest comes whole (as a zip for the browser, as a
+ * folder on disk for the desktop app) with a text file that lists what is missing and why.
+ */
+import { posix } from 'node:path';
+import type { RemoteFs } from './remote-fs.js';
+import { cancelledError, isItemError } from './sftp-errors.js';
+import type { Tree } from './tree.js';
+
+/** An item of the folder that a download leaves out: it could not be listed or opened. */
+export interface LeftOut {
+  /** Its path in the folder, '/'-separated. */
+  rel: string;
+  folder: boolean;
+  /** What the server said. */
+  reason: string;
+}
+
+/** Files whose openability is checked at once (each an OPEN and a CLOSE in flight). */
+const PROBES_AT_ONCE = 16;
+
+/**
+ * Takes out of `tree` the files this login cannot open, and says which (with the server's
+ * reason). A zip's size is fixed before its first byte, and a folder downloaded to disk counts
+ * its files and bytes before the first, so a file that fails to open once the download runs would
+ * fail it whole: each file that not everyone may read is opened (and closed) beforehand. A file with the others-read bit is taken as readable without asking: most files
+ * are, and a folder of thousands costs no round trips for them.
+ */
+export async function takeOutUnreadable(rfs: RemoteFs, root: string, tree: Tree, signal: AbortSignal): Promise<LeftOut[]> {
+  const doubtful = tree.files.filter((f) => (f.mode & 0o004) === 0);
+  const unreadable = new Map<string, string>();
+  let next = 0;
+  const worker = async () => {
+    while (next < doubtful.length) {
+      if (signal.aborted) throw cancelledError(`Download of ${root}`);
+      const f = doubtful[next++];
+      if (!f) return;
+      const path = posix.join(root, f.rel);
+      try {
+        await rfs.close(await rfs.open(path, 'r'), path).catch(() => undefined);
+      } catch (err) {
+        if (!isItemError(err)) throw err;
+        unreadable.set(f.rel, err.message);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PROBES_AT_ONCE, doubtful.length) }, worker));
+  if (!unreadable.size) return [];
+  tree.files = tree.files.filter((f) => !unreadable.has(f.rel));
+  tree.totalBytes = tree.files.reduce((n, f) => n + f.size, 0);
+  return [...unreadable].map(([rel, reason]) => ({ rel, folder: false, reason }));
+}
+
+/** The name of the text file that lists what a download left out: not one of the folder's own names. */
+export function leftOutListName(tree: Tree): string {
+  const taken = new Set([...tree.files.map((f) => f.rel), ...tree.dirs]);
+  let name = 'WRAITH-NOT-INCLUDED.txt';
+  for (let n = 2; taken.has(name); n++) name = `WRAITH-NOT-INCLUDED-${n}.txt`;
+  return name;
+}
+
+/** The text of that file: what was left out of which folder, and why; `into` the zip or the folder downloaded. */
+export function leftOutList(root: string, leftOut: LeftOut[], into: 'zip' | 'folder'): Buffer {
+  const lines = [
+    `These items of ${root} could not be read when this ${into === 'zip' ? 'zip was made' : 'folder was downloaded'}, and are not in it:`,
+    '',
+    ...leftOut.map((l) => `${l.folder ? `${l.rel}/` : l.rel}\t${l.reason}`),
+    '',
+  ];
+  return Buffer.from(lines.join('\n'), 'utf8');
+}
