@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -162,6 +162,16 @@ describe('a folder downloaded to disk (the desktop app) with items the login can
       expect(list).toContain(`These items of ${tree} could not be read when this folder was downloaded, and are not in it:`);
       expect(list).toContain(`secret.txt\tCannot open ${tree}/secret.txt: permission denied on the server.`);
       expect(list).toContain(`locked/\tCannot list ${tree}/locked: permission denied on the server.`);
+
+      // Again into the same folder (overwrite): the list's name is free there too, so nothing of it is replaced.
+      writeFileSync(join(dest, 'WRAITH-NOT-INCLUDED-3.txt'), 'mine, not the list');
+      rmSync(join(dest, 'WRAITH-NOT-INCLUDED-2.txt'));
+      writeFileSync(join(dest, 'WRAITH-NOT-INCLUDED-2.txt'), 'also mine');
+      const again = await service.wait((await service.download({ sessionId: SESSION, remotePath: tree, localPath: dest, overwrite: true })).transferId);
+      expect(again).toMatchObject({ state: 'done', notice: expect.stringContaining('in WRAITH-NOT-INCLUDED-4.txt.') });
+      expect(readFileSync(join(dest, 'WRAITH-NOT-INCLUDED-2.txt'), 'utf8')).toBe('also mine');
+      expect(readFileSync(join(dest, 'WRAITH-NOT-INCLUDED-3.txt'), 'utf8')).toBe('mine, not the list');
+      expect(readFileSync(join(dest, 'WRAITH-NOT-INCLUDED-4.txt'), 'utf8')).toContain('could not be read when this folder was downloaded');
     } finally {
       rmSync(local, { recursive: true, force: true });
     }

@@ -52,9 +52,12 @@ export async function takeOutUnreadable(rfs: RemoteFs, root: string, tree: Tree,
   return [...unreadable].map(([rel, reason]) => ({ rel, folder: false, reason }));
 }
 
-/** The name of the text file that lists what a download left out: not one of the folder's own names. */
-export function leftOutListName(tree: Tree): string {
-  const taken = new Set([...tree.files.map((f) => f.rel), ...tree.dirs]);
+/**
+ * The name of the text file that lists what a download left out: not one of the folder's own
+ * names, nor one of `alsoTaken` (what a local folder downloaded into already holds).
+ */
+export function leftOutListName(tree: Tree, alsoTaken: Iterable<string> = []): string {
+  const taken = new Set([...tree.files.map((f) => f.rel), ...tree.dirs, ...alsoTaken]);
   let name = 'WRAITH-NOT-INCLUDED.txt';
   for (let n = 2; taken.has(name); n++) name = `WRAITH-NOT-INCLUDED-${n}.txt`;
   return name;

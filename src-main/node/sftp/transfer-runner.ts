@@ -1,4 +1,4 @@
-import { lstat, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, posix } from 'node:path';
 import type { Stats } from 'ssh2';
 import { type CopyOptions, type RequestSlots, downloadFile, uploadFile } from './file-copy.js';
@@ -133,7 +133,9 @@ export async function runDownload(rfs: RemoteFs, t: Transfer, overwrite: boolean
   const tree = await walkRemote(rfs, remote, t.signal, { unlisted: (f) => leftOut.push({ rel: f.rel, folder: true, reason: f.error.message }) });
   leftOut.push(...(await takeOutUnreadable(rfs, remote, tree, t.signal)));
   leftOut.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
-  const listName = leftOut.length ? leftOutListName(tree) : null;
+  // Into a folder that is already there (overwrite), the list replaces none of its files either.
+  const here = leftOut.length && existing ? await readdir(dest).catch(() => []) : [];
+  const listName = leftOut.length ? leftOutListName(tree, here) : null;
   t.leftOut(leftOut, listName);
   setTotals(t, tree);
   // A new folder is built under a temp name and renamed at the end; into an existing one
