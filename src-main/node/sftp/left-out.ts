@@ -6,7 +6,7 @@
 import { posix } from 'node:path';
 import type { RemoteFs } from './remote-fs.js';
 import { cancelledError, isItemError } from './sftp-errors.js';
-import type { Tree } from './tree.js';
+import type { Tree, UnlistedFolder } from './tree.js';
 
 /** An item of the folder that a download leaves out: it could not be listed or opened. */
 export interface LeftOut {
@@ -24,10 +24,11 @@ const PROBES_AT_ONCE = 16;
  * Takes out of `tree` the files this login cannot open, and says which (with the server's
  * reason). A zip's size is fixed before its first byte, and a folder downloaded to disk counts
  * its files and bytes before the first, so a file that fails to open once the download runs would
- * fail it whole: each file that not everyone may read is opened (and closed) beforehand. A file with the others-read bit is taken as readable without asking: most files
- * are, and a folder of thousands costs no round trips for them.
+ * fail it whole: each file that not everyone may read is opened (and closed) beforehand. A file
+ * with the others-read bit is taken as readable without asking: most files are, and a folder of
+ * thousands costs no round trips for them.
  */
-export async function takeOutUnreadable(rfs: RemoteFs, root: string, tree: Tree, signal: AbortSignal): Promise<LeftOut[]> {
+async function takeOutUnreadable(rfs: RemoteFs, root: string, tree: Tree, signal: AbortSignal): Promise<LeftOut[]> {
   const doubtful = tree.files.filter((f) => (f.mode & 0o004) === 0);
   const unreadable = new Map<string, string>();
   let next = 0;
@@ -52,11 +53,33 @@ export async function takeOutUnreadable(rfs: RemoteFs, root: string, tree: Tree,
   return [...unreadable].map(([rel, reason]) => ({ rel, folder: false, reason }));
 }
 
+/** walkRemote's `unlisted`: each folder this login may not list goes into `leftOut`. */
+export function noteUnlisted(leftOut: LeftOut[]): (folder: UnlistedFolder) => void {
+  return (f) => leftOut.push({ rel: f.rel, folder: true, reason: f.error.message });
+}
+
 /**
- * The name of the text file that lists what a download left out: not one of the folder's own
- * names, nor one of `alsoTaken` (what a local folder downloaded into already holds).
+ * Completes what a folder download leaves out, once walked (with noteUnlisted): the files this
+ * login cannot open are taken out of `tree` and added to `leftOut`, which is sorted. Returns the
+ * name of the text file that will list them, or null when nothing is left out; `alsoTaken` (what
+ * a local folder downloaded into already holds) is asked only then.
  */
-export function leftOutListName(tree: Tree, alsoTaken: Iterable<string> = []): string {
+export async function leaveOutUnreadable(
+  rfs: RemoteFs,
+  root: string,
+  tree: Tree,
+  leftOut: LeftOut[],
+  signal: AbortSignal,
+  alsoTaken: () => Promise<Iterable<string>> = async () => [],
+): Promise<string | null> {
+  leftOut.push(...(await takeOutUnreadable(rfs, root, tree, signal)));
+  if (!leftOut.length) return null;
+  leftOut.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+  return listNameFor(tree, await alsoTaken());
+}
+
+/** The name of the list: not one of the folder's own names, nor one of `alsoTaken`. */
+function listNameFor(tree: Tree, alsoTaken: Iterable<string>): string {
   const taken = new Set([...tree.files.map((f) => f.rel), ...tree.dirs, ...alsoTaken]);
   let name = 'WRAITH-NOT-INCLUDED.txt';
   for (let n = 2; taken.has(name); n++) name = `WRAITH-NOT-INCLUDED-${n}.txt`;

@@ -18,7 +18,7 @@ import { decodeAs, encodeAs } from './text.js';
 import { Transfer } from './transfer.js';
 import { type TransferPlan, type TransferTuning, copyOptions, keepOwnership, runDownload, runUpload } from './transfer-runner.js';
 import { walkRemote } from './tree.js';
-import { type LeftOut, leftOutListName, takeOutUnreadable } from './left-out.js';
+import { type LeftOut, leaveOutUnreadable, noteUnlisted } from './left-out.js';
 import { ZIP_MAX_ENTRIES, zipRemoteFolder } from './zip-stream.js';
 
 /**
@@ -868,14 +868,12 @@ export class SftpService {
   private async folderLink(rfs: RemoteFs, i: { sessionId: string; remotePath: string }, plan: TransferPlan) {
     const t = new Transfer(i.sessionId, 'download', 'folder', null, i.remotePath);
     const leftOut: LeftOut[] = [];
-    const tree = await walkRemote(rfs, i.remotePath, t.signal, { unlisted: (f) => leftOut.push({ rel: f.rel, folder: true, reason: f.error.message }) });
+    const tree = await walkRemote(rfs, i.remotePath, t.signal, { unlisted: noteUnlisted(leftOut) });
     const entries = tree.files.length + tree.dirs.length;
     if (entries > ZIP_MAX_ENTRIES) {
       throw new WraithError('EBADARGS', `${i.remotePath} holds ${entries} files and folders, more than one zip download takes (${ZIP_MAX_ENTRIES}); download a part of it.`);
     }
-    leftOut.push(...(await takeOutUnreadable(rfs, i.remotePath, tree, t.signal)));
-    leftOut.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
-    const listName = leftOut.length ? leftOutListName(tree) : null;
+    const listName = await leaveOutUnreadable(rfs, i.remotePath, tree, leftOut, t.signal);
     t.leftOut(leftOut, listName);
     t.totalBytes = tree.totalBytes;
     t.filesTotal = tree.files.length;

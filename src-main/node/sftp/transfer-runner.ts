@@ -2,7 +2,7 @@ import { lstat, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/prom
 import { basename, dirname, join, posix } from 'node:path';
 import type { Stats } from 'ssh2';
 import { type CopyOptions, type RequestSlots, downloadFile, uploadFile } from './file-copy.js';
-import { type LeftOut, leftOutList, leftOutListName, takeOutUnreadable } from './left-out.js';
+import { type LeftOut, leaveOutUnreadable, leftOutList, noteUnlisted } from './left-out.js';
 import { type RemoteFs, entryType, tempBasename, tempNameFor } from './remote-fs.js';
 import { cancelledError, fileOverFolder, fromLocalError, sftpError } from './sftp-errors.js';
 import type { Transfer } from './transfer.js';
@@ -130,12 +130,9 @@ export async function runDownload(rfs: RemoteFs, t: Transfer, overwrite: boolean
   // rather than failing the whole download, as scp -r goes on past it; the folder gets a list of
   // those items and the transfer's notice names them, as a browser's zip does.
   const leftOut: LeftOut[] = [];
-  const tree = await walkRemote(rfs, remote, t.signal, { unlisted: (f) => leftOut.push({ rel: f.rel, folder: true, reason: f.error.message }) });
-  leftOut.push(...(await takeOutUnreadable(rfs, remote, tree, t.signal)));
-  leftOut.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+  const tree = await walkRemote(rfs, remote, t.signal, { unlisted: noteUnlisted(leftOut) });
   // Into a folder that is already there (overwrite), the list replaces none of its files either.
-  const here = leftOut.length && existing ? await readdir(dest).catch(() => []) : [];
-  const listName = leftOut.length ? leftOutListName(tree, here) : null;
+  const listName = await leaveOutUnreadable(rfs, remote, tree, leftOut, t.signal, async () => (existing ? await readdir(dest).catch(() => []) : []));
   t.leftOut(leftOut, listName);
   setTotals(t, tree);
   // A new folder is built under a temp name and renamed at the end; into an existing one

@@ -29,7 +29,7 @@ export const ZIP_MAX_ENTRIES = 200_000;
 
 export interface ZipOptions extends CopyOptions {
   onFileDone: () => void;
-  /** Items of the folder left out (takeOutUnreadable), listed in a text file of the zip named `listName`. */
+  /** Items of the folder left out (leaveOutUnreadable), listed in a text file of the zip named `listName`. */
   leftOut?: { items: LeftOut[]; listName: string };
 }
 

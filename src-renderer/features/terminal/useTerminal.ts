@@ -108,21 +108,24 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
    * does not parse finds nothing and says so ('invalid') instead of throwing.
    */
   let lastMatching = '';
-  function find(query: string, how: TerminalFindOptions): boolean | 'invalid' {
-    if (!search) return false;
-    if (!query) {
-      search.clearDecorations();
-      searchResult.value = null;
+  const parses = (pattern: string) => {
+    try {
+      new RegExp(pattern);
+      return true;
+    } catch {
       return false;
     }
-    if (how.regex) {
-      try {
-        new RegExp(query);
-      } catch {
-        search.clearDecorations();
-        searchResult.value = null;
-        return 'invalid';
-      }
+  };
+  function forgetMatches(): void {
+    search?.clearDecorations();
+    searchResult.value = null;
+  }
+  function find(query: string, how: TerminalFindOptions): boolean | 'invalid' {
+    if (!search) return false;
+    const invalid = how.regex && !parses(query);
+    if (!query || invalid) {
+      forgetMatches();
+      return invalid ? 'invalid' : false;
     }
     // The addon re-counts and re-highlights only for a new query: it records the options before
     // comparing them (0.16), so a toggle alone would keep the old matches. Forgetting the query does it.
@@ -501,8 +504,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     searchResult,
     find,
     closeSearch: () => {
-      search?.clearDecorations();
-      searchResult.value = null;
+      forgetMatches();
       searchOpen.value = false;
       term?.focus();
     },
