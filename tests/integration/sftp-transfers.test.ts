@@ -382,6 +382,30 @@ describe('cancel and failure leave nothing behind', () => {
       rmSync(locked, { recursive: true, force: true });
     }
   });
+
+  test("replacing another user's file in a sticky folder fails naming that file, not the temp it was written to", async () => {
+    // /tmp's case: anyone may create a file there, but only its owner may replace one.
+    const sticky = `${remoteDir}-sticky`;
+    mkdirSync(sticky);
+    execFileSync('chmod', ['1777', sticky]);
+    try {
+      writeFileSync(join(sticky, 'theirs.txt'), 'theirs'); // root's, as the tests run
+      writeFileSync(join(localDir, 'mine.txt'), 'mine');
+      const { transferId } = await service.upload({ sessionId: SESSION, localPath: join(localDir, 'mine.txt'), remotePath: `${sticky}/theirs.txt`, overwrite: true });
+      const info = await service.wait(transferId);
+      expect(info).toMatchObject({ state: 'failed', error: { code: 'EDENIED' } });
+      expect(info.error?.message).toBe(`Cannot replace ${sticky}/theirs.txt: permission denied on the server.`);
+
+      const streamed = await streamUpload(`${sticky}/theirs.txt`, 'mine').catch((err: unknown) => err);
+      expect(streamed).toBeInstanceOf(WraithError);
+      expect((streamed as WraithError).message).toBe(`Cannot replace ${sticky}/theirs.txt: permission denied on the server.`);
+
+      expect(readFileSync(join(sticky, 'theirs.txt'), 'utf8')).toBe('theirs');
+      expect(temps(sticky)).toEqual([]);
+    } finally {
+      rmSync(sticky, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('folders', () => {

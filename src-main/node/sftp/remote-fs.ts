@@ -1,9 +1,9 @@
 import { posix } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import type { FileEntryWithStats, InputAttributes, SFTPWrapper, Stats } from 'ssh2';
 import type { SftpEntry, SftpEntryType } from '../../common/contract/sftp.js';
 import { WraithError } from '../../common/errors.js';
 import { fromSftpError, isSftpStatus, sftpError } from './sftp-errors.js';
+import { isTempBasename, shownPath } from './temp-name.js';
 import { writeWithHeadroom } from './write-packet.js';
 
 /** Bits of st_mode (POSIX). */
@@ -31,26 +31,6 @@ export function octal(mode: number): string {
 
 export function parseMode(mode: number | string): number {
   return typeof mode === 'number' ? mode : parseInt(mode, 8);
-}
-
-/**
- * ".name.wraith-part-1a2b3c4d" for a file called name: hidden, recognisable, unique. The name is
- * shortened so the temp stays within the usual 255-byte limit for a file name.
- */
-export function tempBasename(name: string): string {
-  let short = name;
-  while (Buffer.byteLength(short) > 200) short = short.slice(0, -1);
-  return `.${short}.wraith-part-${randomBytes(4).toString('hex')}`;
-}
-
-/** The temp beside a remote destination. */
-export function tempNameFor(path: string): string {
-  return posix.join(posix.dirname(path), tempBasename(posix.basename(path)));
-}
-
-/** Whether a file name is one tempBasename() makes. */
-export function isTempBasename(name: string): boolean {
-  return /^\..+\.wraith-part-[0-9a-f]{8}$/s.test(name);
 }
 
 /** OpenSSH longname: "drwxr-xr-x    2 root     root         4096 Jan  1 00:00 name". */
@@ -101,6 +81,14 @@ function sideOpen(sftp: SFTPWrapper, side: 'incoming' | 'outgoing'): boolean {
 }
 
 /**
+ * What a failed rename is said to do, to what: moving our temp file into place is, to the person
+ * reading it, creating or replacing the file it becomes.
+ */
+function renaming(from: string, to: string, intoPlace: 'create' | 'replace'): [action: string, path: string] {
+  return isTempBasename(posix.basename(from)) ? [intoPlace, to] : ['rename', `${from} to ${to}`];
+}
+
+/**
  * Promise-shaped SFTP calls on one channel. Every failure becomes a WraithError naming the
  * action and path. The channel belongs to the SSH session; this never closes it.
  */
@@ -117,7 +105,7 @@ export class RemoteFs {
   private call<T>(action: string, path: string, fn: (cb: (err: Error | undefined | null, value: T) => void) => void): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (!channelOpen(this.sftp)) {
-        reject(new WraithError('ESESSIONCLOSED', `Cannot ${action} ${path}: the SSH connection was closed.`, { path }));
+        reject(new WraithError('ESESSIONCLOSED', `Cannot ${action} ${shownPath(path)}: the SSH connection was closed.`, { path }));
         return;
       }
       try {
@@ -326,7 +314,7 @@ export class RemoteFs {
 
   /** Plain SFTP rename: fails when `to` exists. */
   rename(from: string, to: string): Promise<void> {
-    return this.done('rename', `${from} to ${to}`, (cb) => this.sftp.rename(from, to, cb));
+    return this.done(...renaming(from, to, 'create'), (cb) => this.sftp.rename(from, to, cb));
   }
 
   /**
@@ -344,7 +332,7 @@ export class RemoteFs {
     });
     if (posixRename === true) return;
     if (posixRename instanceof Error && !isSftpStatus(posixRename, 'OP_UNSUPPORTED')) {
-      throw fromSftpError(posixRename, 'rename', `${from} to ${to}`);
+      throw fromSftpError(posixRename, ...renaming(from, to, 'replace'));
     }
     const existing = await this.lstatOrNull(to);
     if (existing) await this.unlink(to);

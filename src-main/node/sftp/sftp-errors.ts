@@ -1,5 +1,6 @@
 import type { SftpErrorReason } from '../../common/contract/sftp.js';
 import { type ErrorCode, WraithError } from '../../common/errors.js';
+import { shownPath } from './temp-name.js';
 
 /** SFTP v3 status codes (draft-ietf-secsh-filexfer-02, as ssh2 reports them in `err.code`). */
 const SFTP_STATUS = {
@@ -48,12 +49,13 @@ function notUtf8NameError(where: string, path: string): WraithError {
 /**
  * Turns an ssh2 SFTP error into ours, naming what was being done and to which path:
  * NO_SUCH_FILE → ENOTFOUND, PERMISSION_DENIED → EDENIED, a lost channel → ESESSIONCLOSED, else EIO.
+ * The message names a temp file by the name it stands for; `details.path` is the path itself.
  */
 export function fromSftpError(err: unknown, action: string, path: string): WraithError {
   if (err instanceof WraithError) return err;
   const code = errCode(err);
-  const text = err instanceof Error ? err.message : String(err);
-  const where = `${action} ${path}`;
+  const text = shownPath(err instanceof Error ? err.message : String(err));
+  const where = `${action} ${shownPath(path)}`;
   switch (code) {
     case SFTP_STATUS.NO_SUCH_FILE:
       if (path.includes(REPLACEMENT_CHAR)) return notUtf8NameError(where, path);
@@ -78,8 +80,8 @@ export function fromSftpError(err: unknown, action: string, path: string): Wrait
 export function fromLocalError(err: unknown, action: string, path: string): WraithError {
   if (err instanceof WraithError) return err;
   const code = errCode(err);
-  const text = err instanceof Error ? err.message : String(err);
-  const where = `${action} local ${path}`;
+  const text = shownPath(err instanceof Error ? err.message : String(err));
+  const where = `${action} local ${shownPath(path)}`;
   switch (code) {
     case 'ENOENT':
       return new WraithError('ENOTFOUND', `Cannot ${where}: no such file or directory.`, { path });

@@ -12,7 +12,8 @@ import {
 } from '../../common/contract/sftp.js';
 import { WraithError } from '../../common/errors.js';
 import { type ByteSink, RequestSlots, refuseEndless, serverChunkLimit, sinkFinished, streamRemoteFile } from './file-copy.js';
-import { RemoteFs, channelOpen, entryType, isTempBasename, parseMode, tempNameFor, toEntry } from './remote-fs.js';
+import { RemoteFs, channelOpen, entryType, parseMode, toEntry } from './remote-fs.js';
+import { isTempBasename, tempNameFor } from './temp-name.js';
 import { cancelledError, fileOverFolder, sftpError } from './sftp-errors.js';
 import { decodeAs, encodeAs } from './text.js';
 import { Transfer } from './transfer.js';
