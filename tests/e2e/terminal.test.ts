@@ -431,11 +431,18 @@ describe('terminals in browser mode', () => {
     await sshd.restartWithNewHostKey();
     await banner.getByRole('button', { name: 'Reconnect' }).click();
 
-    // The same warning a new tab shows, with the keys on its safe way out (not on forgetting).
+    // The same warning a new tab shows, with the keys on its safe way out (not on forgetting): here
+    // Cancel, which keeps the tab and its scrollback, so Enter goes back to "Disconnected".
     const warning = page.locator('.tab-panel:visible').getByRole('alertdialog', { name: /host key of 127\.0\.0\.1:\d+ has changed/ });
     await warning.waitFor({ timeout: 20_000 });
     expect(await warning.locator('.fingerprint').first().innerText()).toContain(sshd.hostKeyFingerprint);
-    await expect.poll(() => hasFocus(warning.getByRole('button', { name: 'Close tab' }))).toBe(true);
+    await expect.poll(() => hasFocus(warning.getByRole('button', { name: 'Cancel' }))).toBe(true);
+    await page.keyboard.press('Enter');
+    await warning.waitFor({ state: 'detached' });
+    await banner.waitFor();
+    expect(await page.locator('.tab').count()).toBe(1);
+    await banner.getByRole('button', { name: 'Reconnect' }).click();
+    await warning.waitFor({ timeout: 20_000 });
     await warning.getByLabel("I have confirmed the new host key with the server's administrator").check();
     await warning.getByRole('button', { name: 'Forget old host key…' }).click();
 
