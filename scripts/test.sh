@@ -10,7 +10,7 @@ bash scripts/system-packages.sh \
   openssh-server openssh-client \
   xvfb x11-utils x11-xserver-utils xdotool \
   freerdp2-dev freerdp2-shadow-x11 freerdp2-x11 winpr-utils \
-  chromium imagemagick procps
+  chromium imagemagick procps acl
 
 export ELECTRON_SKIP_BINARY_DOWNLOAD=1
 npm ci --no-audit --no-fund

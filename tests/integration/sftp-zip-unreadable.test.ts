@@ -3,7 +3,8 @@
  * that holds items this login cannot read, on a real OpenSSH sshd: a file of mode 000 and a folder
  * of mode 000 owned by another user are left out, the rest comes whole, the zip (or the folder)
  * lists what it left out and why, and the transfer's notice names them. A folder that cannot be
- * listed itself still fails, saying so.
+ * listed itself still fails, saying so. On disk, a file the server refuses despite its mode (an
+ * ACL, set with setfacl from Debian's acl package) is left out too.
  */
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
@@ -172,6 +173,28 @@ describe('a folder downloaded to disk (the desktop app) with items the login can
       expect(readFileSync(join(dest, 'WRAITH-NOT-INCLUDED-2.txt'), 'utf8')).toBe('also mine');
       expect(readFileSync(join(dest, 'WRAITH-NOT-INCLUDED-3.txt'), 'utf8')).toBe('mine, not the list');
       expect(readFileSync(join(dest, 'WRAITH-NOT-INCLUDED-4.txt'), 'utf8')).toContain('could not be read when this folder was downloaded');
+    } finally {
+      rmSync(local, { recursive: true, force: true });
+    }
+  });
+
+  test('leaves out a file its mode lets everyone read that the server still refuses (an ACL), found when its turn comes', async () => {
+    const me = sshd.users.password.username;
+    const tree = `${dir}/acl-tree`;
+    // 644, so not asked about beforehand; the ACL entry for this login takes every right away.
+    sh(
+      `mkdir -p '${tree}' && printf open > '${tree}/open.txt' && printf denied > '${tree}/denied.txt' && chmod 644 '${tree}/denied.txt' ` +
+        `&& chown -R ${me} '${tree}' && chown root '${tree}/denied.txt' && setfacl -m u:${me}:--- '${tree}/denied.txt'`,
+    );
+    const local = mkdtempSync(join(tmpdir(), 'wraith-acl-'));
+    try {
+      const dest = join(local, 'acl-tree');
+      const { transferId } = await service.download({ sessionId: SESSION, remotePath: tree, localPath: dest, overwrite: false });
+      const t = await service.wait(transferId);
+      expect(t).toMatchObject({ state: 'done', kind: 'folder', filesDone: 1, filesTotal: 1, bytes: 4, totalBytes: 4 });
+      expect(t.notice).toBe("1 item could not be read and was left out: denied.txt. The folder lists it, with the server's reasons, in WRAITH-NOT-INCLUDED.txt.");
+      expect(readdirSync(dest).sort()).toEqual(['WRAITH-NOT-INCLUDED.txt', 'open.txt']);
+      expect(readFileSync(join(dest, 'WRAITH-NOT-INCLUDED.txt'), 'utf8')).toContain(`denied.txt\tCannot open ${tree}/denied.txt: permission denied on the server.`);
     } finally {
       rmSync(local, { recursive: true, force: true });
     }

@@ -5,6 +5,7 @@
  */
 import { posix } from 'node:path';
 import type { RemoteFs } from './remote-fs.js';
+import { WraithError } from '../../common/errors.js';
 import { cancelledError, isItemError } from './sftp-errors.js';
 import type { Tree, UnlistedFolder } from './tree.js';
 
@@ -53,6 +54,16 @@ async function takeOutUnreadable(rfs: RemoteFs, root: string, tree: Tree, signal
   return [...unreadable].map(([rel, reason]) => ({ rel, folder: false, reason }));
 }
 
+/**
+ * Whether `err`, met opening the remote file `path` of a folder being downloaded to disk, leaves
+ * that file alone out: it went away since the folder was walked (a log rotated meanwhile), or the
+ * server refused it although its mode let everyone read (an ACL, SELinux: see takeOutUnreadable).
+ * Nothing of it was copied yet. A failure while reading, or of the local side, is not one.
+ */
+export function unopenedFile(err: unknown, path: string): err is WraithError {
+  return err instanceof WraithError && (err.code === 'EDENIED' || err.code === 'ENOTFOUND') && err.details?.path === path;
+}
+
 /** walkRemote's `unlisted`: each folder this login may not list goes into `leftOut`. */
 export function noteUnlisted(leftOut: LeftOut[]): (folder: UnlistedFolder) => void {
   return (f) => leftOut.push({ rel: f.rel, folder: true, reason: f.error.message });
@@ -74,12 +85,16 @@ export async function leaveOutUnreadable(
 ): Promise<string | null> {
   leftOut.push(...(await takeOutUnreadable(rfs, root, tree, signal)));
   if (!leftOut.length) return null;
-  leftOut.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+  sortLeftOut(leftOut);
   return listNameFor(tree, await alsoTaken());
 }
 
+export function sortLeftOut(leftOut: LeftOut[]): void {
+  leftOut.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+}
+
 /** The name of the list: not one of the folder's own names, nor one of `alsoTaken`. */
-function listNameFor(tree: Tree, alsoTaken: Iterable<string>): string {
+export function listNameFor(tree: Tree, alsoTaken: Iterable<string>): string {
   const taken = new Set([...tree.files.map((f) => f.rel), ...tree.dirs, ...alsoTaken]);
   let name = 'WRAITH-NOT-INCLUDED.txt';
   for (let n = 2; taken.has(name); n++) name = `WRAITH-NOT-INCLUDED-${n}.txt`;

@@ -2,7 +2,7 @@ import { lstat, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/prom
 import { basename, dirname, join, posix } from 'node:path';
 import type { Stats } from 'ssh2';
 import { type CopyOptions, type RequestSlots, downloadFile, uploadFile } from './file-copy.js';
-import { type LeftOut, leaveOutUnreadable, leftOutList, noteUnlisted } from './left-out.js';
+import { type LeftOut, leaveOutUnreadable, leftOutList, listNameFor, noteUnlisted, sortLeftOut, unopenedFile } from './left-out.js';
 import { type RemoteFs, entryType } from './remote-fs.js';
 import { tempBasename, tempNameFor } from './temp-name.js';
 import { cancelledError, fileOverFolder, fromLocalError, sftpError } from './sftp-errors.js';
@@ -133,9 +133,20 @@ export async function runDownload(rfs: RemoteFs, t: Transfer, overwrite: boolean
   const leftOut: LeftOut[] = [];
   const tree = await walkRemote(rfs, remote, t.signal, { unlisted: noteUnlisted(leftOut) });
   // Into a folder that is already there (overwrite), the list replaces none of its files either.
-  const listName = await leaveOutUnreadable(rfs, remote, tree, leftOut, t.signal, async () => (existing ? await readdir(dest).catch(() => []) : []));
+  const alsoTaken = async () => (existing ? await readdir(dest).catch(() => []) : []);
+  let listName = await leaveOutUnreadable(rfs, remote, tree, leftOut, t.signal, alsoTaken);
   t.leftOut(leftOut, listName);
   setTotals(t, tree);
+  // A file that cannot be opened when its turn comes is left out then, as it would have been before
+  // (its list is named once the rest is in).
+  const leaveOutLate = (f: Tree['files'][number], err: unknown) => {
+    if (!unopenedFile(err, posix.join(remote, f.rel))) throw err;
+    leftOut.push({ rel: f.rel, folder: false, reason: err.message });
+    sortLeftOut(leftOut);
+    t.leftOut(leftOut, listName);
+    if (t.totalBytes !== null) t.totalBytes -= f.size;
+    if (t.filesTotal !== null) t.filesTotal -= 1;
+  };
   // A new folder is built under a temp name and renamed at the end; into an existing one
   // (overwrite) each file goes through its own temp.
   const staging = existing ? null : localTempFor(dest);
@@ -144,11 +155,15 @@ export async function runDownload(rfs: RemoteFs, t: Transfer, overwrite: boolean
     await mkdir(root, { recursive: true, mode: st.mode & 0o777 });
     for (const rel of tree.dirs) await mkdir(join(root, ...rel.split('/')), { recursive: true });
     await pool(tree.files, plan.fileConcurrency, t.signal, (f) =>
-      downloadOne(rfs, t, plan, posix.join(remote, f.rel), join(root, ...f.rel.split('/')), f.mode & 0o777, staging !== null),
+      downloadOne(rfs, t, plan, posix.join(remote, f.rel), join(root, ...f.rel.split('/')), f.mode & 0o777, staging !== null).catch((err: unknown) =>
+        leaveOutLate(f, err),
+      ),
     );
-    if (listName) {
-      await writeFile(join(root, listName), leftOutList(remote, leftOut, 'folder'), { mode: 0o644 }).catch((err: unknown) => {
-        throw fromLocalError(err, 'write', join(dest, listName));
+    if (leftOut.length) {
+      const name = (listName ??= listNameFor(tree, await alsoTaken()));
+      t.leftOut(leftOut, name);
+      await writeFile(join(root, name), leftOutList(remote, leftOut, 'folder'), { mode: 0o644 }).catch((err: unknown) => {
+        throw fromLocalError(err, 'write', join(dest, name));
       });
     }
     if (staging) {
