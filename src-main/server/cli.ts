@@ -57,6 +57,15 @@ async function serve(values: { port?: string; host?: string; origin?: string[]; 
   const origins = (values.origin ?? []).map(parseOrigin);
   const host = values.host ?? '127.0.0.1';
   const dataDir = defaultDataDir(values['data-dir']);
+  // One host per data folder: a second would share its database and vault, and its runtime file
+  // would hide the first from `wraith call` (and take it along when it stops).
+  const running = readRuntimeFile(dataDir);
+  if (running && running.pid !== process.pid) {
+    throw new WraithError(
+      'EUNAVAILABLE',
+      `A Wraith host is already running on the data folder ${dataDir} (pid ${running.pid}, ${running.url}). Stop it first, or start this one with another --data-dir.`,
+    );
+  }
   const app = new App({ dataDir, host: 'server' });
   const server = await startServer({ app, host, port, origins, staticDir: join(packageRoot(), 'dist', 'renderer') });
   let stopping = false;
@@ -81,23 +90,30 @@ async function serve(values: { port?: string; host?: string; origin?: string[]; 
   if (vault.warning) process.stderr.write(`Warning: ${vault.warning}\n`);
 }
 
+const OPTIONS = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  origin: { type: 'string', multiple: true },
+  'data-dir': { type: 'string' },
+  url: { type: 'string' },
+  token: { type: 'string' },
+  filter: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** The options after the command; an unknown or incomplete one is the caller's mistake (EBADARGS), not a failure. */
+function parseCommandLine(args: string[]) {
+  try {
+    return parseArgs({ args, allowPositionals: true, options: OPTIONS });
+  } catch (err) {
+    throw new WraithError('EBADARGS', `${err instanceof Error ? err.message : String(err)} wraith --help lists the options.`);
+  }
+}
+
 export async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
-  const { values, positionals } = parseArgs({
-    args: rest,
-    allowPositionals: true,
-    options: {
-      port: { type: 'string' },
-      host: { type: 'string' },
-      origin: { type: 'string', multiple: true },
-      'data-dir': { type: 'string' },
-      url: { type: 'string' },
-      token: { type: 'string' },
-      filter: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help || command === undefined || command === 'help' || command === '--help') {
+  const { values, positionals } = parseCommandLine(rest);
+  if (values.help || command === undefined || command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(USAGE + '\n');
     return;
   }
@@ -140,7 +156,7 @@ export async function main(argv: string[]): Promise<void> {
     case 'mcp':
       throw new WraithError('EUNAVAILABLE', 'wraith mcp is not built yet: the MCP bridge arrives with the agents work.');
     default:
-      throw new WraithError('EBADARGS', `Unknown command "${command}".\n${USAGE}`);
+      throw new WraithError('EBADARGS', `Unknown command "${command}". The commands are serve, methods, call, events and mcp: wraith --help says more.`);
   }
 }
 

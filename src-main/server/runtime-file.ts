@@ -15,7 +15,13 @@ export function writeRuntimeFile(dataDir: string, info: RuntimeInfo): void {
 export function readRuntimeFile(dataDir: string): RuntimeInfo | null {
   const path = runtimeFilePath(dataDir);
   if (!existsSync(path)) return null;
-  const parsed = RuntimeInfo.safeParse(JSON.parse(readFileSync(path, 'utf8')));
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return null; // cut short (a crash while writing it) or not ours: no host to be found through it
+  }
+  const parsed = RuntimeInfo.safeParse(json);
   if (!parsed.success) return null;
   try {
     process.kill(parsed.data.pid, 0); // is that host still alive?

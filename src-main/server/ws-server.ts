@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, sep } from 'node:path';
 import { WebSocket, WebSocketServer } from 'ws';
 import { MAX_FRAME_BYTES, type ServerMessage } from '../common/protocol.js';
-import { toSerializedError } from '../common/errors.js';
+import { WraithError, toSerializedError } from '../common/errors.js';
 import type { App } from '../node/app.js';
 import { openConnection } from '../node/connection.js';
 import { decodeFrame, encodeBytesEvent, encodeFrame } from './codec.js';
@@ -81,6 +81,21 @@ function refuse(res: ServerResponse, status: number, text: string): void {
  * loopback by default. Every request needs the per-launch token (URL once, then an HttpOnly
  * cookie); browsers must also come from our own origin.
  */
+/** Why the server could not listen, in words a person starting `wraith serve` can act on. */
+function listenError(err: Error, host: string, port: number): Error {
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  switch ((err as NodeJS.ErrnoException).code) {
+    case 'EADDRINUSE':
+      return new WraithError('EUNAVAILABLE', `Cannot listen on ${where}: another program is using that port. Choose another with --port, or --port 0 for any free one.`);
+    case 'EACCES':
+      return new WraithError('EDENIED', `Cannot listen on ${where}: ports below 1024 need root. Choose a port of 1024 or more with --port.`);
+    case 'EADDRNOTAVAIL':
+      return new WraithError('EBADARGS', `Cannot listen on ${where}: ${host} is not an address of this machine (--host).`);
+    default:
+      return err;
+  }
+}
+
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const { app } = opts;
   const token = opts.token ?? randomBytes(24).toString('base64url');
@@ -142,7 +157,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   });
 
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err) => reject(listenError(err, host, opts.port ?? 0)));
     server.listen(opts.port ?? 0, host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;

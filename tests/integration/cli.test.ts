@@ -103,3 +103,51 @@ test('wraith serve started without the host heap flags runs the host under them,
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
+
+/** Runs the CLI with these arguments only; a command that does not end within 20 s is killed (code null). */
+async function cliAlone(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return run(process.execPath, [wraith, ...args], { env: { ...process.env, WRAITH_URL: '', WRAITH_TOKEN: '' }, timeout: 20_000 }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (e: { code: number | null; stdout: string; stderr: string }) => e,
+  );
+}
+
+test('a second wraith serve on a data folder in use refuses, and the first stays the one `wraith call` finds', async () => {
+  const second = await cliAlone('serve', '--port', '0', '--data-dir', host.dataDir);
+  expect(second.code).toBe(1);
+  expect(JSON.parse(second.stderr)).toMatchObject({
+    code: 'EUNAVAILABLE',
+    message: `A Wraith host is already running on the data folder ${host.dataDir} (pid ${host.process.pid}, ${host.url}). Stop it first, or start this one with another --data-dir.`,
+  });
+  expect(readRuntimeFile(host.dataDir)?.pid).toBe(host.process.pid);
+  const ping = await cli('call', 'health.ping');
+  expect(ping.code).toBe(0);
+});
+
+test('wraith serve on a port in use, or with an option it does not know, says so with a code; an unknown command is one line', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'wraith-cli-port-'));
+  try {
+    const port = new URL(host.url).port;
+    const taken = await cliAlone('serve', '--port', port, '--data-dir', dataDir);
+    expect(taken.code).toBe(1);
+    expect(JSON.parse(taken.stderr)).toEqual({
+      code: 'EUNAVAILABLE',
+      message: `Cannot listen on 127.0.0.1:${port}: another program is using that port. Choose another with --port, or --port 0 for any free one.`,
+    });
+    expect(existsSync(runtimeFilePath(dataDir))).toBe(false);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+
+  const option = await cliAlone('methods', '--frob');
+  expect(option.code).toBe(1);
+  expect(JSON.parse(option.stderr)).toMatchObject({ code: 'EBADARGS', message: expect.stringContaining("Unknown option '--frob'") });
+
+  const command = await cliAlone('frob');
+  expect(command.code).toBe(1);
+  expect(command.stderr.trim().split('\n')).toHaveLength(1);
+  expect(JSON.parse(command.stderr)).toEqual({
+    code: 'EBADARGS',
+    message: 'Unknown command "frob". The commands are serve, methods, call, events and mcp: wraith --help says more.',
+  });
+});
