@@ -34,7 +34,9 @@ beforeAll(async () => {
   api = await connectWebSocket(server.url, server.token);
   await api.call('vault.init', { protection: 'keyfile' });
   // Jump hosts to pick from: two on one host, on different ports, and one on an IPv6 address.
-  await api.call('connections.create', { name: 'bastion', kind: 'ssh', host: '10.9.8.7', username: 'ops', authMethod: 'agent' });
+  const bastion = await api.call('connections.create', { name: 'bastion', kind: 'ssh', host: '10.9.8.7', username: 'ops', authMethod: 'agent' });
+  // Goes through bastion: bastion cannot be deleted while it does.
+  await api.call('connections.create', { name: 'behind bastion', kind: 'ssh', host: '10.9.8.8', username: 'ops', authMethod: 'agent', jumpHostId: bastion.id });
   await api.call('connections.create', { name: 'bastion alt', kind: 'ssh', host: '10.9.8.7', port: 2222, username: 'ops', authMethod: 'agent' });
   await api.call('connections.create', { name: 'v6 hop', kind: 'ssh', host: 'fd00::7', port: 2200, username: 'ops', authMethod: 'agent' });
   // A connection whose password is not saved: a new tab asks for it, and so does each Reconnect.
@@ -154,6 +156,17 @@ describe('the connection form', () => {
     );
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     await dialog.waitFor({ state: 'detached' });
+  });
+});
+
+describe('deleting a jump host', () => {
+  it('says which connections go through it instead of asking, and keeps it', async () => {
+    await row('bastion').click({ button: 'right' });
+    await page.getByRole('menuitem', { name: 'Delete…' }).click();
+    await page.locator('.toasts .toast', { hasText: '"bastion" is the jump host of "behind bastion": give it another jump host (or none) before deleting it.' }).waitFor();
+    expect(await page.getByRole('dialog', { name: 'Delete connection' }).count()).toBe(0);
+    expect(await row('bastion').count()).toBe(1);
+    expect((await api.call('connections.list')).connections.some((c) => c.name === 'bastion')).toBe(true);
   });
 });
 

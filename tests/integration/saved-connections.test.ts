@@ -59,6 +59,30 @@ async function runInShell(sessionId: string, command: string, expected: RegExp):
   });
 }
 
+describe('a jump host in use', () => {
+  test('cannot be deleted while connections go through it: they would connect directly, unseen', async () => {
+    const ssh = { kind: 'ssh' as const, host: 'example.invalid', username: 'ops' };
+    const bastion = await client.call('connections.create', { ...ssh, name: 'bastion-in-use' });
+    const web = await client.call('connections.create', { ...ssh, name: 'web01', jumpHostId: bastion.id });
+    const db = await client.call('connections.create', { ...ssh, name: 'db01', jumpHostId: bastion.id });
+
+    const err = await failure(client.call('connections.delete', { id: bastion.id }));
+    expect(err.code).toBe('EBADARGS');
+    expect(err.message).toBe(
+      'Cannot delete "bastion-in-use": it is the jump host of "db01" and "web01". Give those connections another jump host (or none), or delete them, first.',
+    );
+    expect(err.details).toEqual({ reason: 'in_use', usedBy: [{ id: db.id, name: 'db01' }, { id: web.id, name: 'web01' }] });
+    expect((await client.call('connections.get', { id: web.id })).jumpHostId).toBe(bastion.id);
+
+    await client.call('connections.update', { id: web.id, patch: { jumpHostId: null } });
+    expect((await failure(client.call('connections.delete', { id: bastion.id }))).message).toContain('it is the jump host of "db01". Give that connection');
+    await client.call('connections.delete', { id: db.id });
+    await client.call('connections.delete', { id: bastion.id });
+    expect((await failure(client.call('connections.get', { id: bastion.id }))).code).toBe('ENOTFOUND');
+    await client.call('connections.delete', { id: web.id });
+  });
+});
+
 describe('a deleted connection is said to be deleted, not named by its id', () => {
   test('ssh.open, connections.get and connections.update: ENOTFOUND that says it no longer exists, the id in details only', async () => {
     const { id } = await savePasswordConnection(client, sshd, 'gone01');

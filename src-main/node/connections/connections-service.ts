@@ -230,6 +230,18 @@ export class ConnectionsService {
 
   delete(id: string): void {
     const row = this.row(id);
+    // The database would set their jump host to none, and they would go on connecting straight to
+    // their servers, past the bastion they were meant to go through, with nobody told.
+    const usedBy = this.db.prepare('SELECT id, name FROM connections WHERE jump_host_id = ? ORDER BY name').all(id) as { id: string; name: string }[];
+    if (usedBy.length) {
+      const names = usedBy.map((u) => `"${u.name}"`);
+      const list = names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
+      throw new WraithError(
+        'EBADARGS',
+        `Cannot delete "${row.name}": it is the jump host of ${list}. Give ${usedBy.length === 1 ? 'that connection' : 'those connections'} another jump host (or none), or delete ${usedBy.length === 1 ? 'it' : 'them'}, first.`,
+        { reason: 'in_use', usedBy },
+      );
+    }
     this.db.transaction(() => {
       this.db.prepare('DELETE FROM connections WHERE id = ?').run(id);
       for (const col of Object.values(SECRET_COLUMNS)) {
