@@ -3,6 +3,7 @@ import { computed, ref } from 'vue';
 import type { Connection, Group } from '@common/contract/connections.js';
 import type { Input, Output } from '@common/contract/index.js';
 import { useHost } from '../transport/index.js';
+import { connectionAddress } from '../features/connections/labels.js';
 import { useVaultStore } from './vault.js';
 
 export type ConnectionDraft = Input<'connections.create'>;
@@ -33,13 +34,13 @@ export const useConnectionsStore = defineStore('connections', () => {
     loaded.value = true;
   }
 
-  /** Connections the filter lets through (name, host, user, tags; and the chosen tag). */
+  /** Connections the filter lets through (name, tags, and the address as the rows show it: user@host:port; and the chosen tag). */
   const visible = computed(() => {
     const q = query.value.trim().toLowerCase();
     return connections.value.filter((c) => {
       if (tag.value && !c.tags.includes(tag.value)) return false;
       if (!q) return true;
-      return [c.name, c.host, c.username, ...c.tags].some((f) => f.toLowerCase().includes(q));
+      return [c.name, connectionAddress(c), ...c.tags].some((f) => f.toLowerCase().includes(q));
     });
   });
 

@@ -159,6 +159,21 @@ describe('the connection form', () => {
   });
 });
 
+describe('the tree filter', () => {
+  it('matches the address as the rows show it (user@host:port)', async () => {
+    const filter = page.getByRole('searchbox', { name: 'Filter connections' });
+    await filter.fill('ops@10.9.8.7');
+    await expect.poll(() => tree().getByRole('treeitem').filter({ hasText: 'ops@' }).allInnerTexts()).toHaveLength(2);
+    expect(await row('bastion').count()).toBe(1);
+    expect(await row('bastion alt').count()).toBe(1);
+    await filter.fill('ops@10.9.8.7:2222');
+    await expect.poll(() => row('bastion').count()).toBe(0);
+    expect(await row('bastion alt').count()).toBe(1);
+    await filter.fill('');
+    await row('web02').waitFor();
+  });
+});
+
 describe('deleting a jump host', () => {
   it('says which connections go through it instead of asking, and keeps it', async () => {
     await row('bastion').click({ button: 'right' });
