@@ -1,7 +1,7 @@
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, expect, test } from 'vitest';
+import { afterEach, beforeEach, expect, test, vi } from 'vitest';
 import { App } from '../../src-main/node/app.js';
 import { importSshConfig } from '../../src-main/node/connections/ssh-config-import.js';
 
@@ -97,4 +97,234 @@ Host db
   ]);
   // Stored with the connection, so its sessions start them.
   expect(app.connections.get(r.created[0]?.id ?? '').sshOptions.forwards).toHaveLength(5);
+});
+
+const byName = (created: { id: string; name: string }[]) => Object.fromEntries(created.map((c) => [c.name, app.connections.get(c.id)]));
+
+test('keywords are matched whatever their case, as ssh matches them', () => {
+  const r = importSshConfig(app.connections, {
+    text: `
+Host bastion
+  HostName 10.0.0.1
+  User ops
+
+Host lower
+  hostname 10.1.1.1
+  user loweruser
+  port 2222
+  identityfile ~/.ssh/id_lower
+  proxyjump bastion
+  localforward 5432 db:5432
+  forwardagent yes
+
+Host matched
+  hostname 10.5.5.5
+
+Match host 10.5.5.5
+  USER matcheduser
+
+Host *
+  User defaultuser
+`,
+  });
+  const c = byName(r.created);
+  expect(c.lower).toMatchObject({
+    host: '10.1.1.1',
+    username: 'loweruser',
+    port: 2222,
+    authMethod: 'key',
+    keyPath: join(homedir(), '.ssh/id_lower'),
+    jumpHostId: c.bastion?.id,
+    sshOptions: { forwards: [{ kind: 'local', bindHost: '127.0.0.1', bindPort: 5432, targetHost: 'db', targetPort: 5432 }], agentForward: true },
+  });
+  // Match host tests the HostName, written here in lower case.
+  expect(c.matched).toMatchObject({ host: '10.5.5.5', username: 'matcheduser' });
+  expect(r.skipped).toEqual([]);
+});
+
+test('ProxyCommand is a note, unless a ProxyJump came first', () => {
+  const r = importSshConfig(app.connections, {
+    text: `
+Host bastion
+  HostName 10.0.0.1
+Host legacy
+  HostName 10.9.9.9
+  ProxyCommand ssh -W %h:%p oldbastion
+Host jumpfirst
+  ProxyJump bastion
+  ProxyCommand ssh -W %h:%p oldbastion
+Host commandfirst
+  ProxyCommand nc -X 5 -x proxy:1080 %h %p
+  ProxyJump bastion
+Host off
+  ProxyCommand none
+Host *
+  User u
+`,
+  });
+  const c = byName(r.created);
+  expect(c.legacy).toMatchObject({ host: '10.9.9.9', jumpHostId: null });
+  expect(c.jumpfirst).toMatchObject({ jumpHostId: c.bastion?.id });
+  // As ssh: of the two, the one met first is used, so this one does not go through bastion.
+  expect(c.commandfirst).toMatchObject({ jumpHostId: null });
+  expect(r.notes).toEqual([
+    { host: 'legacy', note: expect.stringMatching(/^ProxyCommand ssh -W %h:%p oldbastion: not imported, .*connects to 10\.9\.9\.9 directly/) },
+    { host: 'commandfirst', note: expect.stringMatching(/^ProxyCommand nc -X 5 -x proxy:1080 %h %p: not imported/) },
+  ]);
+});
+
+test('a ProxyJump chain keeps every hop, without changing how a hop connects on its own', () => {
+  const r = importSshConfig(app.connections, {
+    text: `
+Host bastion
+  HostName 10.0.0.1
+Host chain
+  HostName 10.4.4.4
+  ProxyJump ops@jump1.example.com:2222,bastion
+Host other
+  HostName 10.4.4.5
+  ProxyJump root@jump2,ops@jump1.example.com:2222
+Host direct
+  HostName 10.4.4.6
+  ProxyJump ops@jump1.example.com:2222
+Host *
+  User u
+`,
+  });
+  const c = byName(r.created);
+  expect(Object.keys(c).sort()).toEqual([
+    'bastion',
+    'bastion via ops@jump1.example.com:2222',
+    'chain',
+    'direct',
+    'ops@jump1.example.com:2222',
+    'ops@jump1.example.com:2222 via root@jump2',
+    'other',
+    'root@jump2',
+  ]);
+  const jump1 = c['ops@jump1.example.com:2222'];
+  expect(jump1).toMatchObject({ host: 'jump1.example.com', port: 2222, username: 'ops', jumpHostId: null });
+  // chain → bastion (reached through jump1) → jump1; bastion itself still connects directly.
+  const hop = c['bastion via ops@jump1.example.com:2222'];
+  expect(hop).toMatchObject({ host: '10.0.0.1', port: 22, username: 'u', jumpHostId: jump1?.id });
+  expect(c.chain).toMatchObject({ jumpHostId: hop?.id });
+  expect(c.bastion).toMatchObject({ jumpHostId: null });
+  // jump1 as a second hop is not jump1 as a first: each route is its own connection.
+  expect(c['ops@jump1.example.com:2222 via root@jump2']).toMatchObject({ host: 'jump1.example.com', port: 2222, jumpHostId: c['root@jump2']?.id });
+  expect(c.other).toMatchObject({ jumpHostId: c['ops@jump1.example.com:2222 via root@jump2']?.id });
+  expect(c.direct).toMatchObject({ jumpHostId: jump1?.id });
+  expect(r.notes.map((n) => n.host)).toEqual(['bastion via ops@jump1.example.com:2222', 'ops@jump1.example.com:2222 via root@jump2']);
+  expect(r.skipped).toEqual([]);
+});
+
+test('a hop that cannot be imported names the entry left out with it', () => {
+  const r = importSshConfig(app.connections, { text: 'Host target\n  User u\n  ProxyJump bad\nHost bad\n  User u\n  Port 99999\n' });
+  expect(r.created).toEqual([]);
+  expect(r.skipped).toEqual([
+    { host: 'bad', reason: expect.stringContaining('99999') },
+    { host: 'target', reason: 'ProxyJump bad: the jump host bad could not be imported' },
+  ]);
+});
+
+test('settings that change where or how a connection goes, which Wraith cannot keep, are notes', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wraith-exec-'));
+  const marker = join(dir, 'ran');
+  const r = importSshConfig(app.connections, {
+    text: `
+Host web
+  HostName 10.0.0.7
+  User u
+  IdentityFile ~/.ssh/id_web
+  IdentityFile ~/.ssh/id_rsa
+  CertificateFile ~/.ssh/id_web-cert.pub
+  IdentityAgent ~/.1password/agent.sock
+  BindAddress 192.0.2.1
+  RemoteCommand tmux new -A
+  ForwardAgent $MY_AGENT
+
+Match host 10.0.0.7 exec "touch ${marker}"
+  Port 2200
+
+Host plain
+  HostName 10.0.0.8
+  User u
+  IdentityAgent SSH_AUTH_SOCK
+`,
+  });
+  expect(r.notes.filter((n) => n.host === 'web').map((n) => n.note)).toEqual([
+    'IdentityFile ~/.ssh/id_rsa: not imported, a connection keeps one key file (this one uses ~/.ssh/id_web).',
+    'BindAddress 192.0.2.1: not imported, Wraith connects from the address the system picks.',
+    'CertificateFile ~/.ssh/id_web-cert.pub: not imported, Wraith logs in with the key alone, without a certificate.',
+    'IdentityAgent ~/.1password/agent.sock: not imported, Wraith uses the agent at SSH_AUTH_SOCK.',
+    'RemoteCommand tmux new -A: not imported, a session opens a shell: run the command in it.',
+    expect.stringMatching(/^ForwardAgent \$MY_AGENT: not imported/),
+    expect.stringMatching(/^Match host 10\.0\.0\.7 exec "touch .*": not run, /),
+  ]);
+  // Importing runs no command from the config, pasted text above all.
+  expect(existsSync(marker)).toBe(false);
+  rmSync(dir, { recursive: true, force: true });
+  expect(byName(r.created).web).toMatchObject({ port: 22, sshOptions: {} });
+  expect(r.notes.filter((n) => n.host === 'plain')).toEqual([]);
+});
+
+test('pasted text: an Include is not followed, and says so', () => {
+  const r = importSshConfig(app.connections, { text: 'Include conf.d/*.conf\n\nHost web\n  HostName 10.0.0.7\n  User u\n' });
+  expect(r.created.map((c) => c.name)).toEqual(['web']);
+  expect(r.notes).toEqual([{ host: 'pasted text', note: expect.stringMatching(/^Include conf\.d\/\*\.conf: not followed, pasted text/) }]);
+});
+
+test('a config file read from disk brings in what it Includes, as ssh reads it', () => {
+  const home = mkdtempSync(join(tmpdir(), 'wraith-home-'));
+  const ssh = join(home, '.ssh');
+  const write = (path: string, text: string) => {
+    mkdirSync(join(path, '..'), { recursive: true });
+    writeFileSync(path, text);
+  };
+  write(
+    join(ssh, 'config'),
+    `Include conf.d/*.conf ~/elsewhere/extra missing.conf
+Include adir
+
+Host main
+  HostName 10.0.0.1
+  Include settings/main
+
+Host other
+  Include conf.d/hosts-under-host
+
+Match all
+  Include late/config
+`,
+  );
+  // Sorted as glob(7) sorts them: a.conf first, so its User wins (the first value found wins).
+  write(join(ssh, 'conf.d/b.conf'), 'Host fromb\n  HostName 10.0.0.3\nHost *\n  User b-user\n');
+  write(join(ssh, 'conf.d/a.conf'), 'Host froma\n  HostName 10.0.0.2\nHost *\n  User a-user\n');
+  write(join(ssh, 'conf.d/.hidden.conf'), 'Host hidden\n  HostName 10.0.0.9\n');
+  write(join(ssh, 'conf.d/hosts-under-host'), 'Host underother\n  HostName 10.0.0.10\n');
+  write(join(home, 'elsewhere/extra'), 'Host fromextra\n  HostName 10.0.0.4\n  Include ../.ssh/loop\n');
+  write(join(ssh, 'loop'), 'Include loop\n');
+  write(join(ssh, 'settings/main'), 'Port 2201\n');
+  write(join(ssh, 'late/config'), 'Host late\n  HostName 10.0.0.5\n');
+  mkdirSync(join(ssh, 'adir'));
+
+  // A relative Include is looked up in ~/.ssh: this home stands in for the user's.
+  vi.stubEnv('HOME', home);
+  try {
+    const r = importSshConfig(app.connections, {});
+    const c = byName(r.created);
+    expect(Object.keys(c).sort()).toEqual(['froma', 'fromb', 'fromextra', 'late', 'main', 'other']);
+    expect(c.froma).toMatchObject({ host: '10.0.0.2', username: 'a-user' });
+    expect(c.fromb).toMatchObject({ host: '10.0.0.3', username: 'a-user' });
+    expect(c.main).toMatchObject({ host: '10.0.0.1', port: 2201 });
+    expect(c.late).toMatchObject({ host: '10.0.0.5' });
+    expect(r.notes).toEqual([
+      { host: '~/.ssh/loop', note: expect.stringMatching(/^Include loop: not followed, Includes nest more than 16 deep/) },
+      { host: '~/.ssh/config', note: `Include missing.conf: no file matches ${join(ssh, 'missing.conf')}.` },
+      { host: '~/.ssh/config', note: expect.stringMatching(/^Include adir: .*\/\.ssh\/adir cannot be read \(.*EISDIR/) },
+      { host: '~/.ssh/config', note: expect.stringMatching(/^Include conf\.d\/hosts-under-host: the Host and Match entries it reads are not imported, as they apply only where "Host other" does/) },
+    ]);
+  } finally {
+    vi.unstubAllEnvs();
+    rmSync(home, { recursive: true, force: true });
+  }
 });
