@@ -119,6 +119,52 @@ describe('a deleted connection is said to be deleted, not named by its id', () =
   });
 });
 
+describe('host, user name and key file as a person types them', () => {
+  /** Who the server logged the connection in as. */
+  async function whoami(connectionId: string): Promise<string> {
+    const { sessionId } = await client.call('ssh.open', { connectionId, cols: 80, rows: 24 });
+    try {
+      return (await client.call('ssh.exec', { sessionId, command: 'whoami' })).stdout.trim();
+    } finally {
+      await client.call('sessions.close', { sessionId });
+    }
+  }
+
+  test('spaces around the user name and the key file are not saved, on create and update, and the connection connects', async () => {
+    const keyed = await client.call('connections.create', {
+      name: 'spaced-key',
+      kind: 'ssh',
+      host: sshd.host,
+      port: sshd.port,
+      username: `  ${sshd.users.key.username} `,
+      authMethod: 'key',
+      keyPath: `  ${sshd.users.key.privateKeyPath}  `,
+    });
+    expect(keyed).toMatchObject({ username: sshd.users.key.username, keyPath: sshd.users.key.privateKeyPath });
+    expect(await whoami(keyed.id)).toBe(sshd.users.key.username);
+
+    const { id } = await savePasswordConnection(client, sshd, 'spaced-pw');
+    const updated = await client.call('connections.update', { id, patch: { username: ` ${sshd.users.password.username}` } });
+    expect(updated.username).toBe(sshd.users.password.username);
+    expect(await whoami(id)).toBe(sshd.users.password.username);
+    const rekeyed = await client.call('connections.update', { id: keyed.id, patch: { keyPath: `${sshd.users.key.privateKeyPath} ` } });
+    expect(rekeyed.keyPath).toBe(sshd.users.key.privateKeyPath);
+  });
+
+  test('a port written after the host is refused, saying it goes in the Port field; an IPv6 address is not taken for one', async () => {
+    const before = (await client.call('connections.list')).connections.length;
+    const fields = { name: 'with-port', kind: 'ssh', username: 'ops', authMethod: 'agent' } as const;
+    const err = await failure(client.call('connections.create', { ...fields, host: `${sshd.host}:${sshd.port}` }));
+    expect(err.code).toBe('EBADARGS');
+    expect(err.details?.issues).toEqual([{ path: ['host'], message: 'Enter the host without a port: the port goes in the Port field.' }]);
+    const { id } = await client.call('connections.create', { ...fields, host: 'fe80::1' });
+    const patched = await failure(client.call('connections.update', { id, patch: { host: '[::1]:2222' } }));
+    expect(patched.details?.issues).toEqual([{ path: ['patch', 'host'], message: 'Enter the host without a port: the port goes in the Port field.' }]);
+    expect((await client.call('connections.update', { id, patch: { host: '[::1]' } })).host).toBe('[::1]');
+    expect((await client.call('connections.list')).connections.length).toBe(before + 1);
+  });
+});
+
 describe('ssh_config import without User', () => {
   test('an entry (and a ProxyJump hop) without User get the local login name, and the result says so', async () => {
     const local = userInfo().username;

@@ -1,12 +1,14 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { type AddressInfo, connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ContractClient } from '../../src-main/common/client.js';
 import type { Input } from '../../src-main/common/contract/index.js';
 import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
+import { SshService } from '../../src-main/node/ssh/ssh-service.js';
 import { type SshAgentHandle, type SshdHandle, freePort, startSshAgent, startSshd } from '../fixtures/sshd.js';
 import { failure } from '../fixtures/errors.js';
 
@@ -265,6 +267,55 @@ describe('auth methods', () => {
     expect(stale.code).toBe('ENOTFOUND');
   });
 
+  test('keyboard-interactive: the time a person takes to answer is not the server\'s; a server that never answers still times out', async () => {
+    // A service of its own with a short answer timeout (1.5 s, where the app's is 20 s), on the
+    // app's sessions and connections; its prompts keep their own (120 s) timeout.
+    const ssh = new SshService({
+      bus: app.bus,
+      sessions: app.sessions,
+      terminals: app.terminals,
+      connections: app.connections,
+      hostKeys: app.hostKeys,
+      ringBufferBytes: () => 1 << 20,
+      keepaliveIntervalMs: () => 0,
+      readyTimeoutMs: 1500,
+    });
+    const silent = createServer(() => undefined); // takes the connection, never says a word
+    try {
+      const id = await connection({ name: 'kbd', authMethod: 'keyboard-interactive' });
+      const answered: Promise<void>[] = [];
+      const off = client.on('ssh.prompt', (p) => {
+        // The person answers after 3.5 s: longer than the server is given to answer.
+        answered.push(new Promise<void>((r) => setTimeout(r, 3500)).then(() => ssh.prompts.answer(p.promptId, [sshd.users.password.password])));
+      });
+      try {
+        const started = Date.now();
+        const { sessionId } = await ssh.open({ connectionId: id, cols: 80, rows: 24 });
+        expect(Date.now() - started).toBeGreaterThanOrEqual(3500);
+        const r = await client.call('ssh.exec', { sessionId, command: 'whoami' });
+        expect(r.stdout).toBe('wraith-pw\n');
+        await client.call('sessions.close', { sessionId });
+      } finally {
+        off();
+      }
+      expect(answered.length).toBe(1);
+      await Promise.all(answered);
+
+      await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+      const { port } = silent.address() as AddressInfo;
+      const mute = await connection({ name: 'mute', port, authMethod: 'password', secrets: { password: 'x' } });
+      const started = Date.now();
+      const err = await failure(ssh.open({ connectionId: mute, cols: 80, rows: 24 }));
+      expect(err.code).toBe('ETIMEOUT');
+      expect(err.message).toBe(`127.0.0.1:${port} did not answer in time (mute). Is the host up and the port right?`);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1400);
+      expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      ssh.dispose();
+      silent.close();
+    }
+  });
+
   test('shutting down while a login waits for the user cancels it and leaves nothing behind', async () => {
     const id = await connection({ authMethod: 'keyboard-interactive' });
     const prompted = new Promise<void>((resolve) => {
@@ -289,6 +340,36 @@ describe('auth methods', () => {
     const e2 = await failure(client.call('ssh.open', { connectionId: nowhere }));
     expect(e2.code).toBe('EIO');
     expect(e2.message).toMatch(/does not resolve/);
+  });
+});
+
+describe('an IPv6 host', () => {
+  test('in brackets ([::1]) or bare (::1), it is dialled as the address, under one known host key', async () => {
+    // The sshd listens on 127.0.0.1 only: a TCP relay listening on ::1 stands for a server there.
+    const dialled: string[] = [];
+    const relay = createServer((socket) => {
+      dialled.push(socket.localAddress ?? '');
+      const sshdSide = connect(sshd.port, sshd.host);
+      socket.pipe(sshdSide).pipe(socket);
+      socket.on('error', () => sshdSide.destroy());
+      sshdSide.on('error', () => socket.destroy());
+    });
+    await new Promise<void>((r) => relay.listen(0, '::1', r));
+    const { port } = relay.address() as AddressInfo;
+    try {
+      const auth = { port, authMethod: 'password' as const, secrets: { password: sshd.users.password.password } };
+      const bracketed = await connection({ ...auth, host: '[::1]' });
+      // The key is judged for the address, as OpenSSH's known_hosts writes it ("[::1]:port").
+      const unknown = await failure(client.call('ssh.open', { connectionId: bracketed }));
+      expect(unknown.code).toBe('EHOSTKEY_UNKNOWN');
+      expect(unknown.details).toMatchObject({ host: '::1', port, fingerprint: sshd.hostKeyFingerprint });
+      await client.call('hostkeys.trust', { kind: 'ssh', host: '::1', port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
+      expect(await whoami(bracketed)).toBe('wraith-pw');
+      expect(await whoami(await connection({ ...auth, host: '::1' }))).toBe('wraith-pw');
+      expect(dialled).toEqual(['::1', '::1', '::1']);
+    } finally {
+      relay.close();
+    }
   });
 });
 

@@ -248,6 +248,56 @@ describe('dropped connection and reconnect', () => {
     off();
     await client.call('sessions.close', { sessionId });
   });
+
+  test('the shell killed by a signal ends the session naming the signal once', async () => {
+    const sessionId = await openShell();
+    const exits: EventPayload<'terminal.exit'>[] = [];
+    const off = client.on('terminal.exit', (e) => exits.push(e));
+    await client.call('terminal.write', { sessionId, data: 'kill -9 $$\n' });
+    const exit = await until('terminal.exit', () => exits.find((e) => e.sessionId === sessionId));
+    off();
+    expect(exit).toMatchObject({ code: null, signal: 'SIGKILL', reason: 'The shell was ended by SIGKILL.' });
+    expect((await client.call('sessions.list')).find((s) => s.id === sessionId)?.reason).toBe('The shell was ended by SIGKILL.');
+    await client.call('sessions.close', { sessionId });
+  });
+});
+
+describe('locale', () => {
+  /** Runs `run` with only `vars` as this host's LANG and LC_* (a session takes them when it opens). */
+  async function withLocale<T>(vars: Record<string, string>, run: () => Promise<T>): Promise<T> {
+    const saved = Object.entries(process.env).filter(([name]) => name === 'LANG' || name.startsWith('LC_'));
+    for (const [name] of saved) delete process.env[name];
+    Object.assign(process.env, vars);
+    try {
+      return await run();
+    } finally {
+      for (const name of Object.keys(vars)) delete process.env[name];
+      for (const [name, value] of saved) process.env[name] = value;
+    }
+  }
+
+  test('with no locale here the shell gets LANG=C.UTF-8 (the terminal is UTF-8), and a typed é reaches it whole', async () => {
+    await withLocale({}, async () => {
+      const sessionId = await openShell();
+      const mark = (await client.call('terminal.read', { sessionId, maxBytes: 1 })).nextSeq;
+      // wc -m counts characters in a UTF-8 locale: 4 for "café" (5 bytes).
+      await client.call('terminal.write', { sessionId, data: `echo "[$LANG] [$LC_ALL] $(printf '%s' 'café' | wc -m)"\n` });
+      await waitForOutput(sessionId, /^\[C\.UTF-8\] \[\] 4$/m, mark);
+      await client.call('sessions.close', { sessionId });
+    });
+  });
+
+  test("this host's LANG and LC_* go to the shell and to commands as they are", async () => {
+    await withLocale({ LANG: 'C.utf8', LC_PAPER: 'C.utf8' }, async () => {
+      const sessionId = await openShell();
+      const mark = (await client.call('terminal.read', { sessionId, maxBytes: 1 })).nextSeq;
+      await client.call('terminal.write', { sessionId, data: 'echo "[$LANG] [$LC_PAPER] [${LC_WRAITH_SESSION:+marked}]"\n' });
+      await waitForOutput(sessionId, /^\[C\.utf8\] \[C\.utf8\] \[marked\]$/m, mark);
+      const r = await client.call('ssh.exec', { sessionId, command: 'echo "[$LANG] [$LC_PAPER]"' });
+      expect(r.stdout).toBe('[C.utf8] [C.utf8]\n');
+      await client.call('sessions.close', { sessionId });
+    });
+  });
 });
 
 describe('keepalive', () => {

@@ -257,6 +257,24 @@ test('a remote tunnel whose target here is down says so in lastError', async () 
   }
 });
 
+test('an IPv6 target written in brackets ([::1]) is reached as the address, through local and remote tunnels', async () => {
+  const echo6 = createServer((s) => s.pipe(s));
+  await new Promise<void>((r) => echo6.listen(0, '::1', r));
+  const port6 = (echo6.address() as AddressInfo).port;
+  const { sessionId } = await client.call('ssh.open', { connectionId });
+  try {
+    for (const kind of ['local', 'remote'] as const) {
+      const t = await client.call('tunnels.start', { sessionId, kind, bindPort: 0, targetHost: '[::1]', targetPort: port6 });
+      expect(await roundTrip(t.bindPort, `${kind} to [::1]`)).toBe(`${kind} to [::1]`);
+      expect((await client.call('tunnels.list', { sessionId })).tunnels.find((x) => x.tunnelId === t.tunnelId)).toMatchObject({ targetHost: '[::1]', lastError: null });
+      await client.call('tunnels.stop', { tunnelId: t.tunnelId });
+    }
+  } finally {
+    await client.call('sessions.close', { sessionId });
+    echo6.close();
+  }
+});
+
 test('a dynamic tunnel is a SOCKS5 proxy: each connection names where the server connects, by address or by name', async () => {
   const { sessionId } = await client.call('ssh.open', { connectionId });
   try {

@@ -12,6 +12,31 @@ export const Hostname = z
   .min(1, 'Enter a host name or address')
   .max(255)
   .regex(/^[A-Za-z0-9._:\-[\]%]+$/, 'A host name has letters, digits, dots, dashes or an IP address');
+
+/**
+ * "web01:2222" or "[::1]:2222": a port written after the host. An IPv6 address has two colons or
+ * more, so one colon outside brackets is a port (as in OpenSSH's "[host]:port").
+ */
+function hasPort(host: string): boolean {
+  return /^\[.*\]:/.test(host) || host.split(':').length === 2;
+}
+
+/**
+ * A connection's host, as create and update take it: "web01:2222" was saved, then dialled as a
+ * name that does not resolve. Connection (what comes out) keeps Hostname, so one saved so before
+ * this check still lists, to be mended.
+ */
+const ConnectionHost = Hostname.refine((h) => !hasPort(h), 'Enter the host without a port: the port goes in the Port field.');
+
+/**
+ * The host as a socket dials it: an IPv6 address without the brackets a person may write it in
+ * ("[::1]" → "::1"). Node, ssh2 and the server's direct-tcpip all want the bare address; with the
+ * brackets they look it up as a name, which does not resolve.
+ */
+export function hostToDial(host: string): string {
+  return /^\[.*\]$/.test(host) ? host.slice(1, -1) : host;
+}
+
 /** One message for every way a port can be wrong: not a number ("abc"), a fraction, out of range. */
 const Port = z.number({ error: 'A port is a whole number from 1 to 65535.' }).int().min(1).max(65535);
 const Tag = z.string().trim().min(1).max(40);
@@ -72,15 +97,20 @@ export const RdpOptions = z.object({
 export const ConnectionFields = z.object({
   name: z.string().trim().min(1, 'Give the connection a name').max(200),
   kind: ConnectionKind,
-  host: Hostname,
+  host: ConnectionHost,
   port: Port.optional(),
-  username: z.string().max(255).default(''),
+  // Trimmed, as the name and host are: a space pasted before the user name was saved and sent,
+  // and the server refused " wraith-pw".
+  username: z.string().trim().max(255).default(''),
   groupId: Id.nullable().default(null),
   tags: z.array(Tag).max(50).default([]),
   /** SSH only. */
   authMethod: SshAuthMethod.default('password'),
-  /** SSH only: path of a private key file on this machine (alternative to a vault-stored key). */
-  keyPath: z.string().max(4096).nullable().default(null),
+  /**
+   * SSH only: path of a private key file on this machine (alternative to a vault-stored key).
+   * Trimmed: the save checks read it trimmed, and the connect opened "  /path  " as typed.
+   */
+  keyPath: z.string().trim().max(4096).nullable().default(null),
   /** Another SSH connection to hop through (SSH: ProxyJump; RDP: tunnel). Chains follow the hop's own jumpHostId. */
   jumpHostId: Id.nullable().default(null),
   sshOptions: SshOptions.default({}),
@@ -97,6 +127,7 @@ export const ConnectionSecrets = z.object({
 
 export const Connection = ConnectionFields.extend({
   id: Id,
+  host: Hostname,
   port: Port,
   hasPassword: z.boolean(),
   hasPassphrase: z.boolean(),

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
 import ssh2, { type AnyAuthMethod, type AuthHandlerMiddleware, Client, type Prompt } from 'ssh2';
+import { hostToDial } from '../../common/contract/connections.js';
 import { type CredentialNeed, MAX_LOGIN_TRIES } from '../../common/contract/ssh.js';
 import { WraithError } from '../../common/errors.js';
 import type { ResolvedConnection } from '../connections/connections-service.js';
@@ -86,6 +87,47 @@ export class PromptBroker {
   }
 }
 
+/**
+ * How long a hop has to answer: ssh2's readyTimeout, kept by us so it can stop while a person is
+ * asked. ssh2's own runs from the TCP connect to the end of the login, the time a person takes at
+ * a keyboard-interactive prompt (a 2FA code) included: a login still waiting for the person's
+ * answer failed after 20 s with "did not answer in time", and the prompt's own timeout was never
+ * reached. Here only the time we wait for the server counts.
+ */
+class AnswerClock {
+  private timer: NodeJS.Timeout | null = null;
+  private left: number;
+  private since = 0;
+  private stopped = false;
+
+  constructor(
+    timeoutMs: number,
+    private readonly onTimeout: () => void,
+  ) {
+    this.left = timeoutMs;
+  }
+
+  /** Counts (again) the time the server takes. A timeout of 0 never runs out, as ssh2's. */
+  run(): void {
+    if (this.stopped || this.timer || this.left <= 0) return;
+    this.since = Date.now();
+    this.timer = setTimeout(this.onTimeout, Math.max(1, this.left));
+  }
+
+  /** A person is asked: their time is not the server's. */
+  pause(): void {
+    if (!this.timer) return;
+    clearTimeout(this.timer);
+    this.timer = null;
+    this.left -= Date.now() - this.since;
+  }
+
+  stop(): void {
+    this.pause();
+    this.stopped = true;
+  }
+}
+
 function hopOf(conn: ResolvedConnection): HopLabel {
   return { name: conn.name, host: conn.host, port: conn.port, username: conn.username };
 }
@@ -157,6 +199,7 @@ export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: D
     const finish = (err: WraithError | null) => {
       if (settled) return;
       settled = true;
+      clock.stop();
       signal?.removeEventListener('abort', onAbort);
       client.removeListener('ready', onReady);
       if (err) {
@@ -170,6 +213,10 @@ export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: D
     };
     const onReady = () => finish(null);
     const onAbort = () => finish(new WraithError('ECANCELLED', `Connecting to ${conn.name} was cancelled.`));
+    // What ssh2 reports when its readyTimeout runs out, so the message stays the same.
+    const clock = new AnswerClock(deps.readyTimeoutMs, () =>
+      finish(mapConnectError(Object.assign(new Error('Timed out while waiting for handshake'), { level: 'client-timeout' }), hop)),
+    );
     signal?.addEventListener('abort', onAbort, { once: true });
     if (signal?.aborted) return onAbort();
     client.once('ready', onReady);
@@ -195,7 +242,9 @@ export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: D
         return done([conn.password]);
       }
       kiAnsweredByUser = true;
+      clock.pause();
       void deps.prompts.ask(conn.id, name, instructions, prompts, kiRefused).then((answers) => {
+        clock.run();
         if (answers === 'timeout') {
           failure = new WraithError('ETIMEOUT', `Nobody answered the login prompt of ${conn.name} in time; connect again to retry.`);
           client.end();
@@ -258,7 +307,8 @@ export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: D
       // ssh2 then asks for agent forwarding on every session channel of this connection. Only
       // the authHandler above decides which auth methods are tried, so this adds no agent auth.
       ...(agentToForward ? { agent: agentToForward, agentForward: true } : {}),
-      readyTimeout: deps.readyTimeoutMs,
+      // Off: the clock above keeps it, without the time a person takes to answer a prompt.
+      readyTimeout: 0,
       keepaliveInterval: keepalive,
       keepaliveCountMax: 3,
       hostVerifier: (key: Buffer) => {
@@ -284,6 +334,7 @@ export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: D
       },
       authHandler,
     });
+    clock.run();
     // ssh2 leaves Nagle's algorithm on. Our small packets (SFTP READ requests, channel window
     // adjusts, keystrokes) then wait for the ACK of the previous small one, which the server's
     // kernel delays (up to 40 ms) when it has no data of its own to send — e.g. when it has used
@@ -350,17 +401,27 @@ export function forwardTo(via: Client, viaConn: ResolvedConnection, next: Resolv
 }
 
 /**
+ * A hop as it is dialled and logged in to: an IPv6 host without the brackets it may be saved in
+ * (its host key is looked up under the bare address too, as the store keeps an imported
+ * known_hosts "[::1]:2222"), and the user name and key file without the spaces a connection saved
+ * before the contract trimmed them may have.
+ */
+function asDialled(conn: ResolvedConnection): ResolvedConnection {
+  return { ...conn, host: hostToDial(conn.host), username: conn.username.trim(), keyPath: conn.keyPath?.trim() || null };
+}
+
+/**
  * Connects through the jump chain: `chain[0]` is the target, `chain[1]` its jump host, and so on.
  * Returns the clients from the outermost hop to the target; on failure closes what it opened.
  */
 export async function connectChain(deps: ConnectDeps, chain: ResolvedConnection[], signal?: AbortSignal): Promise<Client[]> {
-  const order = [...chain].reverse();
+  const order = chain.map(asDialled).reverse();
   const clients: Client[] = [];
   try {
     let prev: { client: Client; conn: ResolvedConnection } | null = null;
-    for (const conn of order) {
+    for (const [i, conn] of order.entries()) {
       const sock: Duplex | undefined = prev ? await forwardTo(prev.client, prev.conn, conn) : undefined;
-      const client = await connectHop(deps, conn, sock, signal, { isTarget: conn === chain[0] });
+      const client = await connectHop(deps, conn, sock, signal, { isTarget: i === order.length - 1 });
       clients.push(client);
       prev = { client, conn };
     }

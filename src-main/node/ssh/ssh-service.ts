@@ -48,6 +48,22 @@ export interface ExecResult {
 const SESSION_ENV = 'LC_WRAITH_SESSION';
 
 /**
+ * The locale a session's shell and commands get, as OpenSSH sends it with Debian's ssh_config
+ * (`SendEnv LANG LC_*`; servers take it where sshd_config says `AcceptEnv LANG LC_*`, and
+ * ignore it otherwise). Without it the shell ran in the POSIX locale and readline dropped a typed
+ * "é". The terminal (xterm.js) is UTF-8 whatever this host's locale: where none of LANG, LC_ALL
+ * and LC_CTYPE is set here (a service, a bare container), LANG=C.UTF-8 says so.
+ */
+export function localeEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const sent: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value && (name === 'LANG' || name.startsWith('LC_')) && name !== SESSION_ENV) sent[name] = value;
+  }
+  if (!sent.LANG && !sent.LC_ALL && !sent.LC_CTYPE) sent.LANG = 'C.UTF-8';
+  return sent;
+}
+
+/**
  * A script for an exec channel that prints "PID CWD" of the shell of session `id`, or exits 1.
  * `pwd` there would print the home directory, so the shell is found in /proc (Linux) by the
  * variable set on its channel. Its children carry the variable too, and so may processes left
@@ -194,7 +210,7 @@ export class SshSession extends TerminalSession {
       channel = await new Promise<ClientChannel>((resolve, reject) => {
         target.shell(
           { term: 'xterm-256color', cols: this.cols, rows: this.rows },
-          { env: { [SESSION_ENV]: this.id } },
+          { env: { ...localeEnv(), [SESSION_ENV]: this.id } },
           (err, ch) => (err ? reject(new WraithError('EIO', `${this.title} refused to open a shell: ${err.message}`)) : resolve(ch)),
         );
       });
@@ -229,7 +245,8 @@ export class SshSession extends TerminalSession {
       exit = { code: typeof code === 'number' ? code : null, signal: signal ?? null };
     });
     channel.on('close', () => {
-      if (exit) this.ended(gen, exit.code, exit.signal, exit.signal ? `The shell was ended by SIG${exit.signal}.` : `The shell exited with code ${exit.code}.`);
+      // ssh2 names the signal as "SIGKILL" already (the wire says "KILL").
+      if (exit) this.ended(gen, exit.code, exit.signal, exit.signal ? `The shell was ended by ${exit.signal}.` : `The shell exited with code ${exit.code}.`);
       else this.ended(gen, null, null, `Connection to ${this.title} lost${lastError ? ': ' + lastError : ''}.`);
     });
     for (const c of clients) {
@@ -515,7 +532,7 @@ export class SshService {
     const client = session.client();
     const started = performance.now();
     return new Promise<ExecResult>((resolve, reject) => {
-      client.exec(command, (err, ch) => {
+      client.exec(command, { env: localeEnv() }, (err, ch) => {
         if (err) return reject(new WraithError('EIO', `${session.title} refused to run the command: ${err.message}${sessionLimitHint(err)}`));
         const out = { stdout: new Capped(maxBytes), stderr: new Capped(maxBytes) };
         let rc: number | null = null;

@@ -1,6 +1,7 @@
 import { type AddressInfo, type Server, type Socket, createServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Client, ClientChannel } from 'ssh2';
+import { hostToDial } from '../../common/contract/connections.js';
 
 export interface Tunnel {
   host: string;
@@ -63,7 +64,8 @@ export function carryThrough(via: Client, socket: Socket, host: string, port: nu
     splice(socket, stream);
   };
   try {
-    via.forwardOut('127.0.0.1', socket.remotePort ?? 0, host, port, opened);
+    // The server resolves what it is given: "[::1]" as written would be a name it cannot find.
+    via.forwardOut('127.0.0.1', socket.remotePort ?? 0, hostToDial(host), port, opened);
   } catch (err) {
     // ssh2 throws when the connection went away meanwhile.
     onRefused(err instanceof Error ? err.message : String(err));

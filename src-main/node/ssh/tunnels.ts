@@ -3,6 +3,7 @@ import { type AddressInfo, type Server, type Socket, connect, createServer } fro
 import type { Duplex } from 'node:stream';
 import { Socks5Server } from '@pondwader/socks5-server';
 import type { Client, ClientChannel, TcpConnectionDetails } from 'ssh2';
+import { hostToDial } from '../../common/contract/connections.js';
 import { type Tunnel, type TunnelKind, forwardKey } from '../../common/contract/tunnels.js';
 import { WraithError } from '../../common/errors.js';
 import { carryThrough, splice } from './tunnel.js';
@@ -245,7 +246,8 @@ export class Tunnels {
     this.track(t, channel);
     const host = t.info.targetHost ?? 'localhost';
     const port = t.info.targetPort ?? 0;
-    const socket = connect({ host, port });
+    // Node looks "[::1]", as a person may write it, up as a name: it wants the bare address.
+    const socket = connect({ host: hostToDial(host), port });
     socket.once('connect', () => (t.info.lastError = null));
     socket.on('error', (err) => this.refused(t, `This computer could not connect to ${host}:${port}: ${err.message}`));
     splice(channel, socket);
