@@ -208,6 +208,14 @@ describe('terminals in browser mode', () => {
       await dialog.locator('input[name=targetPort]').fill('http');
       await dialog.getByRole('button', { name: 'Start' }).click();
       expect(await dialog.getByRole('alert').innerText()).toContain('The remote port is a number');
+      // What the host refuses reads in the form's words, and goes once the form changes.
+      await dialog.locator('input[name=targetPort]').fill(String(webPort));
+      await dialog.getByRole('alert').waitFor({ state: 'detached' });
+      await dialog.locator('input[name=targetHost]').fill('no such host!');
+      await dialog.getByRole('button', { name: 'Start' }).click();
+      const refused = await dialog.getByRole('alert').innerText();
+      expect(refused).toMatch(/^Remote host: /);
+      expect(refused).not.toContain('tunnels.start');
 
       await dialog.locator('input[name=targetHost]').fill('127.0.0.1');
       await dialog.locator('input[name=targetPort]').fill(String(webPort));

@@ -122,6 +122,11 @@ for (const [name, make] of Object.entries(transports)) {
       expect(listed.groups).toEqual([expect.objectContaining({ name: 'Prod' })]);
       await h.client.call('connections.groups.delete', { id: group.id });
       expect((await h.client.call('connections.get', { id: c.id })).groupId).toBeNull();
+      // A second copy, of the original or of the copy, is told apart from the first.
+      const again = await h.client.call('connections.duplicate', { id: c.id });
+      const ofCopy = await h.client.call('connections.duplicate', { id: dup.id });
+      expect([again.name, ofCopy.name]).toEqual(['web01 (copy 2)', 'web01 (copy 3)']);
+      for (const extra of [again, ofCopy]) await h.client.call('connections.delete', { id: extra.id });
       await h.client.call('connections.delete', { id: dup.id });
       await expect(h.client.call('connections.get', { id: dup.id })).rejects.toMatchObject({ code: 'ENOTFOUND' });
     });

@@ -225,7 +225,16 @@ export class ConnectionsService {
         );
       }
     }
-    return this.create({ ...c, name: `${c.name} (copy)` }, secrets);
+    return this.create({ ...c, name: this.copyName(c.name) }, secrets);
+  }
+
+  /** "web01 (copy)", then "web01 (copy 2)" and on: a second copy should not look like the first. */
+  private copyName(name: string): string {
+    const base = name.replace(/ \(copy(?: \d+)?\)$/, '');
+    const taken = new Set((this.db.prepare('SELECT name FROM connections').all() as { name: string }[]).map((r) => r.name));
+    let copy = `${base} (copy)`;
+    for (let n = 2; taken.has(copy); n++) copy = `${base} (copy ${n})`;
+    return copy;
   }
 
   delete(id: string): void {
