@@ -1,7 +1,8 @@
 /**
  * The Known hosts dialog in real Chromium against a real sshd: the key trusted on first connect
  * is listed and can be forgotten; a known_hosts file hashed by OpenSSH (ssh-keyscan -H) is
- * imported, and the next connection goes through without asking.
+ * imported, and the next connection goes through without asking; the filter finds the hashed
+ * entry by the host it stands for.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -96,5 +97,28 @@ describe('the Known hosts dialog', () => {
     await openTab();
     await expect.poll(() => page.locator('.tab.active').getAttribute('class'), { timeout: 20_000 }).toContain('open');
     expect(await page.getByRole('alertdialog', { name: /First connection/ }).count()).toBe(0);
+  });
+
+  it('the filter finds a hashed entry by the host it stands for; it is forgotten from there', async () => {
+    await page.getByRole('button', { name: 'Known hosts' }).click();
+    const filter = dialog().getByRole('searchbox', { name: 'Filter known hosts' });
+    const rows = table().locator('tbody tr');
+    const nothing = () => dialog().getByText('Nothing matches the filter.').count();
+
+    await filter.fill('10.9.9.9');
+    await expect.poll(nothing).toBe(1);
+    // The hashed name is of "[127.0.0.1]:port": the saved connection tells the port.
+    await filter.fill(sshd.host);
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(await rows.innerText()).toContain('hashed name');
+    await filter.fill(`${sshd.host}:1`);
+    await expect.poll(nothing).toBe(1);
+    await filter.fill(`${sshd.host}:${sshd.port}`);
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(await rows.locator('.fingerprint').innerText()).toBe(sshd.hostKeyFingerprint);
+
+    await rows.getByRole('button', { name: 'Forget hashed name' }).click();
+    await page.getByRole('dialog', { name: 'Forget a trusted key' }).getByRole('button', { name: 'Forget' }).click();
+    await expect.poll(() => dialog().innerText()).toContain('No trusted keys yet');
   });
 });

@@ -52,6 +52,29 @@ function write(name: string, text: string): string {
   return path;
 }
 
+/** The server's own host key as a known_hosts line has it: "type base64". */
+const serverKey = () => readFileSync(join(sshd.dir, 'host_ed25519.pub'), 'utf8').split(' ').slice(0, 2).join(' ');
+
+/** A new key made with ssh-keygen: its known_hosts "type base64" and its fingerprint. */
+function anotherKey(): { type: string; line: string; fingerprint: string } {
+  const dir = mkdtempSync(join(files, 'other-'));
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(dir, 'k')]);
+  const [type = '', b64 = ''] = readFileSync(join(dir, 'k.pub'), 'utf8').split(' ');
+  const fingerprint = execFileSync('ssh-keygen', ['-l', '-f', join(dir, 'k.pub')], { encoding: 'utf8' }).split(' ')[1] ?? '';
+  return { type, line: `${type} ${b64}`, fingerprint };
+}
+
+/** A known_hosts file of these lines hashed by ssh-keygen -H, as HashKnownHosts writes them. */
+function hashedFile(name: string, ...lines: string[]): string {
+  const path = write(name, lines.join('\n') + '\n');
+  execFileSync('ssh-keygen', ['-H', '-f', path], { stdio: 'ignore' });
+  expect(readFileSync(path, 'utf8')).toMatch(/^\|1\|/);
+  return path;
+}
+
+/** What hostkeys.list has for anything but the db1.example.com lines of the first test's file. */
+const serverEntries = async () => (await client.call('hostkeys.list')).filter((e) => e.host !== 'db1.example.com');
+
 const logins = () => sshd.readLog().split('userauth-request for user wraith-pw').length - 1;
 
 describe('OpenSSH known_hosts import', () => {
@@ -112,6 +135,75 @@ describe('OpenSSH known_hosts import', () => {
     expect(await client.call('hostkeys.importKnownHosts', { path: real })).toEqual({ imported: 0, skipped: 0, conflicts: 1 });
     expect((await failure(client.call('ssh.open', { connectionId }))).code).toBe('EHOSTKEY_CHANGED');
     await client.call('hostkeys.forget', { kind: 'ssh', host: sshd.host, port: sshd.port });
+  });
+
+  test('a hashed entry with another key for a server Wraith trusts is a conflict, not a second trusted key', async () => {
+    const other = anotherKey();
+    // Wraith trusts another key for the server (the real one before a compromise, say).
+    await client.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: other.type, fingerprint: other.fingerprint });
+    expect((await failure(client.call('ssh.open', { connectionId }))).code).toBe('EHOSTKEY_CHANGED');
+
+    // The key the server offers, in a file hashed by ssh-keygen -H: its name is "[127.0.0.1]:port".
+    const path = hashedFile('known_hosts_hashed_changed', `[${sshd.host}]:${sshd.port} ${serverKey()}`);
+    expect(await client.call('hostkeys.importKnownHosts', { path })).toEqual({ imported: 0, skipped: 0, conflicts: 1 });
+    expect((await client.call('hostkeys.list')).filter((e) => e.host.startsWith('|1|'))).toEqual([]);
+    const before = logins();
+    expect((await failure(client.call('ssh.open', { connectionId }))).code).toBe('EHOSTKEY_CHANGED');
+    expect(logins()).toBe(before);
+
+    // On port 22 the hashed name is the bare host.
+    await client.call('hostkeys.trust', { kind: 'ssh', host: 'db9.example.com', port: 22, keyType: other.type, fingerprint: other.fingerprint });
+    const port22 = hashedFile('known_hosts_hashed_22', `db9.example.com ${serverKey()}`);
+    expect(await client.call('hostkeys.importKnownHosts', { path: port22 })).toEqual({ imported: 0, skipped: 0, conflicts: 1 });
+    await client.call('hostkeys.forget', { kind: 'ssh', host: 'db9.example.com', port: 22 });
+    await client.call('hostkeys.forget', { kind: 'ssh', host: sshd.host, port: sshd.port });
+  });
+
+  test('a plain entry with another key for a server trusted by a hashed entry is a conflict too', async () => {
+    const path = hashedFile('known_hosts_hashed_real', `[${sshd.host}]:${sshd.port} ${serverKey()}`);
+    expect(await client.call('hostkeys.importKnownHosts', { path })).toEqual({ imported: 1, skipped: 0, conflicts: 0 });
+    const plain = write('known_hosts_plain_other', `[${sshd.host}]:${sshd.port} ${anotherKey().line}\n`);
+    expect(await client.call('hostkeys.importKnownHosts', { path: plain })).toEqual({ imported: 0, skipped: 0, conflicts: 1 });
+    expect(await whoami()).toBe(sshd.users.password.username);
+    await client.call('hostkeys.forget', { kind: 'ssh', host: sshd.host, port: sshd.port });
+    expect(await serverEntries()).toEqual([]);
+  });
+
+  test('at connect a hashed entry never stands beside the key trusted for the server', async () => {
+    const other = anotherKey();
+    // Two hashed files name the server under different salts: nobody can tell at import that they
+    // are one server, so both are kept; the first one counts, the second is no second key.
+    const first = hashedFile('known_hosts_hashed_first', `[${sshd.host}]:${sshd.port} ${other.line}`);
+    const second = hashedFile('known_hosts_hashed_second', `[${sshd.host}]:${sshd.port} ${serverKey()}`);
+    expect(await client.call('hostkeys.importKnownHosts', { path: first })).toMatchObject({ imported: 1 });
+    expect(await client.call('hostkeys.importKnownHosts', { path: second })).toMatchObject({ imported: 1 });
+    expect((await failure(client.call('ssh.open', { connectionId }))).code).toBe('EHOSTKEY_CHANGED');
+
+    // Trusting the server's key replaces the hashed entries of that type: none is left with another key.
+    await client.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
+    expect(await serverEntries()).toEqual([expect.objectContaining({ host: sshd.host, port: sshd.port, fingerprint: sshd.hostKeyFingerprint, source: 'user' })]);
+    expect(await whoami()).toBe(sshd.users.password.username);
+    await client.call('hostkeys.forget', { kind: 'ssh', host: sshd.host, port: sshd.port });
+
+    // A database written before imports checked hashed names: the key trusted by name counts.
+    await client.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: other.type, fingerprint: other.fingerprint });
+    const [hashedName] = readFileSync(second, 'utf8').split(' ');
+    app.db
+      .prepare(`INSERT INTO known_hosts (kind, host, port, key_type, fingerprint, hashed, source, added_at) VALUES ('ssh', ?, 0, ?, ?, 1, 'known_hosts', ?)`)
+      .run(hashedName, sshd.hostKeyType, sshd.hostKeyFingerprint, new Date().toISOString());
+    expect((await failure(client.call('ssh.open', { connectionId }))).code).toBe('EHOSTKEY_CHANGED');
+    await client.call('hostkeys.forget', { kind: 'ssh', host: sshd.host, port: sshd.port });
+    expect(await serverEntries()).toEqual([]);
+  });
+
+  test('hostkeys.matchHashed finds the hashed entries a host name stands for', async () => {
+    const path = hashedFile('known_hosts_hashed_match', `[${sshd.host}]:${sshd.port},db9.example.com ${serverKey()}`);
+    expect(await client.call('hostkeys.importKnownHosts', { path })).toMatchObject({ imported: 2 });
+    const names = readFileSync(path, 'utf8').trim().split('\n').map((l) => l.split(' ')[0]);
+    expect(await client.call('hostkeys.matchHashed', { names: [`[${sshd.host}]:${sshd.port}`] })).toEqual([names[0]]);
+    expect(await client.call('hostkeys.matchHashed', { names: ['db9.example.com', 'db8.example.com'] })).toEqual([names[1]]);
+    expect(await client.call('hostkeys.matchHashed', { names: [sshd.host, '[db9.example.com]:2222'] })).toEqual([]);
+    for (const name of names) await client.call('hostkeys.forget', { kind: 'ssh', host: name ?? '' });
   });
 
   test('a missing, unreadable or wrong file gets an error that names it; "~/" is the home folder', async () => {

@@ -33,6 +33,12 @@ export const hostkeysMethods = {
     Ok,
     'Forgets the trusted key(s) of host:port. A hashed known_hosts name (|1|…, as hostkeys.list shows it) as host forgets that entry.',
   ),
+  'hostkeys.matchHashed': method(
+    z.object({ names: z.array(z.string().min(1).max(300)).max(64) }),
+    z.array(z.string()),
+    'The hashed known_hosts names (|1|…, as hostkeys.list shows them) that stand for any of names, each a host as known_hosts writes it: ' +
+      '"host" for port 22, "[host]:port" otherwise. Lets a filter find hashed entries: only the host can tell what they stand for.',
+  ),
   'hostkeys.importKnownHosts': method(
     z.object({ path: z.string().min(1).max(4096).optional() }).optional(),
     z.object({ imported: z.number().int(), skipped: z.number().int(), conflicts: z.number().int() }),

@@ -36,8 +36,18 @@ export function knownHostsName(host: string, port: number): string {
 }
 
 /**
+ * Whether a hashed known_hosts name ("|1|salt|hash") stands for name, a host as knownHostsName
+ * writes it: OpenSSH hashes that whole string ("[host]:port" off port 22) with HMAC-SHA1 keyed by the salt.
+ */
+export function hashedNameMatches(hashedName: string, name: string): boolean {
+  const [, , salt = '', hash = ''] = hashedName.split('|');
+  return createHmac('sha1', Buffer.from(salt, 'base64')).update(name).digest('base64') === hash;
+}
+
+/**
  * Trusted SSH host keys and RDP certificates by (kind, host, port). Hashed OpenSSH entries
- * ("|1|salt|hash") are kept as they are and matched by HMAC-SHA1 at lookup.
+ * ("|1|salt|hash") are kept as they are and matched by HMAC-SHA1 at lookup. A server has one
+ * trusted key per key type, however it is named: a hashed entry never stands beside another key.
  */
 export class HostKeyStore {
   constructor(private readonly db: Db) {}
@@ -66,6 +76,10 @@ export class HostKeyStore {
     this.db.transaction(() => {
       // Trusting replaces what was trusted before for this key type (RDP: for the host:port).
       if (kind === 'rdp') this.db.prepare('DELETE FROM known_hosts WHERE kind = ? AND host = ? AND port = ?').run(kind, host, port);
+      // A hashed known_hosts entry for this server with the old key is what was trusted before too.
+      for (const r of this.hashedRows(kind, host, port)) {
+        if (r.key_type === keyType) this.db.prepare('DELETE FROM known_hosts WHERE kind = ? AND host = ? AND key_type = ?').run(kind, r.host, keyType);
+      }
       this.db
         .prepare(
           `INSERT INTO known_hosts (kind, host, port, key_type, fingerprint, hashed, source, added_at)
@@ -91,6 +105,12 @@ export class HostKeyStore {
     return n;
   }
 
+  /** The hashed entries' names that stand for any of names (each as knownHostsName writes a host). */
+  matchHashed(names: string[]): string[] {
+    const hashed = this.db.prepare(`SELECT DISTINCT host FROM known_hosts WHERE kind = 'ssh' AND hashed = 1`).all() as { host: string }[];
+    return hashed.map((r) => r.host).filter((h) => names.some((n) => hashedNameMatches(h, n)));
+  }
+
   /** Imports an OpenSSH known_hosts file: plain, "[host]:port", comma lists and hashed entries. */
   importKnownHosts(file = '~/.ssh/known_hosts'): { imported: number; skipped: number; conflicts: number } {
     // "~/" as a person types it, in the UI or on the command line.
@@ -110,7 +130,19 @@ export class HostKeyStore {
       `INSERT OR IGNORE INTO known_hosts (kind, host, port, key_type, fingerprint, hashed, source, added_at)
        VALUES ('ssh', ?, ?, ?, ?, ?, 'known_hosts', ?)`,
     );
-    const trusted = this.db.prepare(`SELECT fingerprint FROM known_hosts WHERE kind = 'ssh' AND host = ? AND port = ? AND key_type = ?`);
+    const byName = this.db.prepare(`SELECT fingerprint FROM known_hosts WHERE kind = 'ssh' AND host = ? AND port = ? AND key_type = ?`);
+    const ofType = this.db.prepare(`SELECT * FROM known_hosts WHERE kind = 'ssh' AND hashed = ? AND key_type = ?`);
+    /**
+     * The keys of this type Wraith trusts for the server an entry names, under any name: a plain
+     * entry is also looked up among the hashed names, and a hashed one among the servers trusted by
+     * name (the hashed name of each) — else a file could add a second key for a trusted server.
+     */
+    const trustedFor = (host: string, port: number, keyType: string): string[] => {
+      const same = (byName.all(host, port, keyType) as { fingerprint: string }[]).map((r) => r.fingerprint);
+      const other = ofType.all(port === 0 ? 0 : 1, keyType) as Row[];
+      const matches = port === 0 ? (r: Row) => hashedNameMatches(host, knownHostsName(r.host, r.port)) : (r: Row) => hashedNameMatches(r.host, knownHostsName(host, port));
+      return [...same, ...other.filter(matches).map((r) => r.fingerprint)];
+    };
     const now = new Date().toISOString();
     let imported = 0;
     let skipped = 0;
@@ -118,8 +150,10 @@ export class HostKeyStore {
     // replaces a trusted key), and the count says so rather than "nothing new".
     let conflicts = 0;
     const add = (host: string, port: number, keyType: string, fp: string, hashed: 0 | 1) => {
-      if (put.run(host, port, keyType, fp, hashed, now).changes > 0) imported++;
-      else if ((trusted.get(host, port, keyType) as { fingerprint: string } | undefined)?.fingerprint !== fp) conflicts++;
+      const trusted = trustedFor(host, port, keyType);
+      if (trusted.includes(fp)) return;
+      if (trusted.length > 0) conflicts++;
+      else if (put.run(host, port, keyType, fp, hashed, now).changes > 0) imported++;
     };
     this.db.transaction(() => {
       for (const raw of text.split('\n')) {
@@ -158,20 +192,25 @@ export class HostKeyStore {
     return { imported, skipped, conflicts };
   }
 
+  /**
+   * What is trusted for host:port, one key per key type: the entry by name, else the first hashed
+   * entry of that type. Imports and trust keep a second key from being added, but one may be there
+   * from before (or from two hashed files, whose names cannot be compared): taking any of them would
+   * accept a changed key without a question.
+   */
   private matching(kind: HostKeyKind, host: string, port: number): Row[] {
-    const plain = this.db
+    const rows = this.db
       .prepare('SELECT * FROM known_hosts WHERE kind = ? AND host = ? AND port = ? AND hashed = 0')
       .all(kind, host, port) as Row[];
-    return [...plain, ...this.hashedRows(kind, host, port)];
+    for (const r of this.hashedRows(kind, host, port)) if (!rows.some((t) => t.key_type === r.key_type)) rows.push(r);
+    return rows;
   }
 
+  /** The hashed entries that stand for host:port, first added first. */
   private hashedRows(kind: HostKeyKind, host: string, port: number): Row[] {
     if (kind !== 'ssh') return [];
     const name = knownHostsName(host, port);
-    return (this.db.prepare('SELECT * FROM known_hosts WHERE kind = ? AND hashed = 1').all(kind) as Row[]).filter((r) => {
-      const [, , salt = '', hash = ''] = r.host.split('|');
-      return createHmac('sha1', Buffer.from(salt, 'base64')).update(name).digest('base64') === hash;
-    });
+    return (this.db.prepare('SELECT * FROM known_hosts WHERE kind = ? AND hashed = 1 ORDER BY rowid').all(kind) as Row[]).filter((r) => hashedNameMatches(r.host, name));
   }
 }
 
