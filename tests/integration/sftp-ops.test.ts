@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { linkToNowhere } from '../../src-main/common/contract/sftp.js';
 import { WraithError } from '../../src-main/common/errors.js';
 import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
@@ -117,6 +118,42 @@ describe('browsing and changes', () => {
     const removed = await service.remove({ sessionId: SESSION, path: `${dir}/a`, recursive: true });
     expect(removed.removed).toBe(6); // a, b, c, hi.txt, .hidden, zeta.txt
     expect(readdirSync(dir)).toEqual([]);
+  });
+
+  test('a folder delete deletes all it can past entries it may not, then names what stayed and why', async () => {
+    const root = `${dir}/partial`;
+    mkdirSync(`${root}/sub`, { recursive: true });
+    for (let k = 0; k < 60; k++) put(`${root}/f${String(k).padStart(2, '0')}`, 'x');
+    for (let k = 0; k < 5; k++) put(`${root}/sub/s${k}`, 'x');
+    // Root's, as we are: folders whose files the user cannot delete, one it may not even list.
+    // Nine of the 70 entries: they cannot all be in the last batch of 16 the delete lists.
+    const rootOwned = Array.from({ length: 8 }, (_, k) => `m-root-${k}`);
+    execFileSync('mkdir', ['-m', '0755', ...rootOwned.map((d) => `${root}/${d}`), `${root}/m-root-0/deeper`]);
+    for (const d of rootOwned) writeFileSync(`${root}/${d}/x`, 'r');
+    execFileSync('mkdir', ['-m', '0700', `${root}/m-locked`]);
+    const me = accountIds(sshd.users.password.username);
+    for (const d of [root, `${root}/sub`]) chownSync(d, me.uid, me.gid);
+    try {
+      let failure: unknown = null;
+      await call('sftp.remove', { sessionId: SESSION, path: root, recursive: true }).catch((err: unknown) => (failure = err));
+      expect(failure).toBeInstanceOf(WraithError);
+      const err = failure as WraithError;
+      // Every entry that could go went, whichever batch it was in.
+      expect(readdirSync(root).sort()).toEqual(['m-locked', ...rootOwned]);
+      expect(readdirSync(`${root}/m-root-0`).sort()).toEqual(['deeper', 'x']);
+      expect(err.code).toBe('EDENIED');
+      expect(err.message).toBe(
+        `Deleted 66 entries in ${root}, but 10 could not be deleted (permission denied on the server): m-locked, m-root-0/deeper, m-root-0/x and 7 more. The folders holding them are still there.`,
+      );
+      expect(err.details).toMatchObject({ reason: 'partly_deleted', path: root, removed: 66, notRemoved: 10 });
+      expect((err.details?.failures as { path: string; code: string }[]).map((f) => [f.path.slice(root.length + 1), f.code])).toEqual([
+        ['m-locked', 'EDENIED'],
+        ['m-root-0/deeper', 'EDENIED'],
+        ...rootOwned.map((d) => [`${d}/x`, 'EDENIED']),
+      ]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   test('a symlink is listed with its target and the type of what it points to', async () => {
@@ -337,12 +374,41 @@ describe('text files', () => {
     expect(await codeOf(call('sftp.read', { sessionId: SESSION, path: `${dir}/latin1.txt` }))).toMatchObject({ code: 'EBADARGS', reason: 'not_utf8' });
     const big = await codeOf(call('sftp.read', { sessionId: SESSION, path: `${dir}/big.txt` }));
     expect(big).toMatchObject({ code: 'EBADARGS', reason: 'too_large' });
-    expect(big.message).toContain('5.0 MB');
+    // One byte over: both round to 5.0 MB, so the bytes say which is more.
+    expect(big.message).toBe(`${dir}/big.txt is 5,242,881 bytes, more than the 5,242,880 bytes (5.0 MB) the editor opens; download it instead.`);
+    put(`${dir}/bigger.txt`, Buffer.alloc(6 * 1024 * 1024, 0x61));
+    expect((await codeOf(call('sftp.read', { sessionId: SESSION, path: `${dir}/bigger.txt` }))).message).toBe(
+      `${dir}/bigger.txt is 6.0 MB, more than the 5.0 MB the editor opens; download it instead.`,
+    );
     expect(await codeOf(call('sftp.read', { sessionId: SESSION, path: `${dir}/exact.txt`, maxBytes: 1000 }))).toMatchObject({ reason: 'too_large' });
     // The contract itself caps maxBytes at 5 MB.
     expect(await codeOf(call('sftp.read', { sessionId: SESSION, path: `${dir}/exact.txt`, maxBytes: 6 * 1024 * 1024 }))).toMatchObject({ code: 'EBADARGS' });
     const exact = (await call('sftp.read', { sessionId: SESSION, path: `${dir}/exact.txt` })) as { text: string };
     expect(exact.text.length).toBe(5 * 1024 * 1024);
+  });
+
+  test('opening a symlink to nothing, or a loop of links, says so in the words the permissions dialog uses', async () => {
+    symlinkSync('nowhere', `${dir}/broken-link`);
+    symlinkSync('loop2', `${dir}/loop1`);
+    symlinkSync('loop1', `${dir}/loop2`);
+    for (const [method, params, what] of [
+      ['sftp.read', { sessionId: SESSION, path: `${dir}/broken-link` }, `open ${dir}/broken-link as text`],
+      ['sftp.readChunk', { sessionId: SESSION, path: `${dir}/broken-link`, offset: 0, length: 1024 }, `read ${dir}/broken-link`],
+    ] as const) {
+      const refused = await codeOf(call(method, params));
+      expect(refused).toMatchObject({ code: 'ENOTFOUND', reason: 'broken_link' });
+      expect(refused.message).toBe(`Cannot ${what}: ${linkToNowhere('broken-link', 'nowhere')}.`);
+      expect(refused.message).toContain('broken-link points to nowhere, which does not exist');
+    }
+    const loop = await codeOf(call('sftp.read', { sessionId: SESSION, path: `${dir}/loop1` }));
+    expect(loop).toMatchObject({ code: 'ENOTFOUND', reason: 'broken_link' });
+    expect(loop.message).toBe(`Cannot open ${dir}/loop1 as text: loop1 points to loop2, a loop of links that never reaches a file.`);
+    // A path that is simply not there is still said to be so.
+    expect(await codeOf(call('sftp.read', { sessionId: SESSION, path: `${dir}/no-such.txt` }))).toEqual({
+      code: 'ENOTFOUND',
+      reason: undefined,
+      message: `Cannot stat ${dir}/no-such.txt: no such file or directory on the server.`,
+    });
   });
 
   test('readChunk reads byte ranges that reassemble into the file', async () => {

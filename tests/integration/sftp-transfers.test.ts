@@ -565,6 +565,27 @@ describe('bad transfer input', () => {
     expect(temps(remoteDir)).toEqual([]);
   });
 
+  test('downloading a symlink to nothing, or a loop of links, says so in the words the permissions dialog uses', async () => {
+    symlinkSync('nowhere', `${remoteDir}/broken-link`);
+    symlinkSync('loop2', `${remoteDir}/loop1`);
+    symlinkSync('loop1', `${remoteDir}/loop2`);
+    const said = {
+      'broken-link': (path: string) => `Cannot download ${path}: broken-link points to nowhere, which does not exist.`,
+      loop1: (path: string) => `Cannot download ${path}: loop1 points to loop2, a loop of links that never reaches a file.`,
+    };
+    for (const [name, message] of Object.entries(said)) {
+      const remotePath = `${remoteDir}/${name}`;
+      const { transferId } = await service.download({ sessionId: SESSION, remotePath, localPath: join(localDir, name), overwrite: false });
+      const info = await service.wait(transferId);
+      expect(info.state).toBe('failed');
+      expect(info.error).toEqual({ code: 'ENOTFOUND', message: message(remotePath) });
+      // A browser's download (sftp.downloadLink) is refused before any link is made.
+      await expect(service.downloadLink({ sessionId: SESSION, remotePath })).rejects.toMatchObject({ code: 'ENOTFOUND', message: message(remotePath), details: { reason: 'broken_link', target: name === 'loop1' ? 'loop2' : 'nowhere' } });
+      expect(existsSync(join(localDir, name))).toBe(false);
+    }
+    expect(temps(localDir)).toEqual([]);
+  });
+
   test('a connection lost mid-download fails the transfer and removes the local temp', async () => {
     const own = await connectSftp(sshd);
     const lossy = new SftpService(() => Promise.resolve(own.sftp), { tuning: { chunkSize: 8 * 1024, readInFlightBytes: 8 * 1024, writeInFlightBytes: 8 * 1024 } });

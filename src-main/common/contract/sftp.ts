@@ -42,6 +42,17 @@ export const SftpErrorReason = z.enum([
    * (Latin-1 and the like), which the listing could only show with � and SFTP cannot reach by it.
    */
   'name_not_utf8',
+  /**
+   * sftp.remove of a folder: some of what it holds could not be deleted and the rest was.
+   * `details`: `path`, `removed` (entries deleted), `notRemoved` (how many could not be) and
+   * `failures` (up to 100 of them, by path: `{ path, code, message }`).
+   */
+  'partly_deleted',
+  /**
+   * sftp.read, readChunk, download: the path is a symlink whose target does not exist, or
+   * links that lead round in a loop (`details.target`: where it points; `details.loop`).
+   */
+  'broken_link',
 ]);
 export type SftpErrorReason = z.infer<typeof SftpErrorReason>;
 
@@ -81,6 +92,15 @@ export const SftpEntry = z.object({
   targetType: SftpEntryType.nullable(),
 });
 export type SftpEntry = z.infer<typeof SftpEntry>;
+
+/**
+ * What is said of a symlink that leads to no file (an SftpEntry with `targetType` null): the
+ * permissions dialog, the editor and a download say it in these words. `name` is the link's,
+ * `target` where it points (null: unknown); `loop`: the target is a link that leads back round.
+ */
+export function linkToNowhere(name: string, target: string | null, loop = false): string {
+  return loop ? `${name} points to ${target ?? 'nothing'}, a loop of links that never reaches a file` : `${name} points to ${target ?? 'nothing'}, which does not exist`;
+}
 
 export const TransferDirection = z.enum(['upload', 'download']);
 export const TransferState = z.enum(['running', 'done', 'failed', 'cancelled']);
@@ -196,7 +216,7 @@ export const sftpMethods = {
   'sftp.remove': method(
     z.object({ ...Session, path: RemotePath, recursive: z.boolean().default(false) }),
     z.object({ ok: z.literal(true), removed: z.number().int() }),
-    'Deletes a remote file, symlink or directory (non-empty directories need recursive).',
+    'Deletes a remote file, symlink or directory (non-empty directories need recursive). A recursive delete deletes all it can; what it could not fails it with reason partly_deleted.',
   ),
   'sftp.chmod': method(
     z.object({ ...Session, path: RemotePath, mode: Mode }),

@@ -1,8 +1,8 @@
 import { posix } from 'node:path';
 import type { FileEntryWithStats, InputAttributes, SFTPWrapper, Stats } from 'ssh2';
-import type { SftpEntry, SftpEntryType } from '../../common/contract/sftp.js';
+import { type SftpEntry, type SftpEntryType, linkToNowhere } from '../../common/contract/sftp.js';
 import { WraithError } from '../../common/errors.js';
-import { fromSftpError, isSftpStatus, sftpError } from './sftp-errors.js';
+import { fromSftpError, isItemError, isSftpStatus, partlyDeleted, sftpError } from './sftp-errors.js';
 import { isTempBasename, shownPath } from './temp-name.js';
 import { writeWithHeadroom } from './write-packet.js';
 
@@ -127,6 +127,46 @@ export class RemoteFs {
 
   lstat(path: string): Promise<Stats> {
     return this.call('stat', path, (cb) => this.sftp.lstat(path, cb));
+  }
+
+  /**
+   * stat (which follows symlinks) of a path about to be opened or downloaded: `what` is that, for
+   * the message ("open /etc/x as text"). A symlink that leads to no file is said to be one, in the
+   * words the permissions dialog uses, and not "no such file" of a link the listing shows.
+   */
+  async statTarget(path: string, what: string): Promise<Stats> {
+    try {
+      return await this.stat(path);
+    } catch (err) {
+      if (!(err instanceof WraithError) || err.code !== 'ENOTFOUND') throw err;
+      const link = await this.danglingLink(path).catch(() => null);
+      if (!link) throw err;
+      throw sftpError('ENOTFOUND', `Cannot ${what}: ${linkToNowhere(posix.basename(path) || path, link.target, link.loop)}.`, 'broken_link', { path, ...link });
+    }
+  }
+
+  /**
+   * Where the symlink at `path` (which stat found nothing behind) points, and whether its links
+   * lead round in a loop (the server says "no such file" of both); null when it is no symlink.
+   * Follows as many links as Linux does (40).
+   */
+  private async danglingLink(path: string): Promise<{ target: string; loop: boolean } | null> {
+    const st = await this.lstatOrNull(path);
+    if (!st || entryType(st.mode) !== 'symlink') return null;
+    const target = await this.readlink(path);
+    let at = posix.normalize(path);
+    let to = target;
+    const seen = new Set([at]);
+    for (let hop = 0; hop < 40; hop++) {
+      // Relative paths stay relative (to the login folder), as the server resolves them.
+      at = posix.isAbsolute(to) ? posix.normalize(to) : posix.join(posix.dirname(at), to);
+      if (seen.has(at)) return { target, loop: true };
+      seen.add(at);
+      const next = await this.lstatOrNull(at);
+      if (!next || entryType(next.mode) !== 'symlink') return { target, loop: false };
+      to = await this.readlink(at);
+    }
+    return { target, loop: true };
   }
 
   /** lstat, or null when nothing is there. */
@@ -339,28 +379,54 @@ export class RemoteFs {
     await this.rename(from, to);
   }
 
-  /** Deletes a file, or a directory tree, bottom-up; returns how many entries went. */
+  /**
+   * Deletes a file, or a directory tree, bottom-up; returns how many entries went. An entry that
+   * will not go (permission denied, say) does not stop the rest, as `rm -r` goes on past it: what
+   * can be deleted is, and then this fails with reason partly_deleted naming what could not be.
+   * A lost connection stops it at once.
+   */
   async removeTree(path: string): Promise<number> {
     const st = await this.lstat(path);
-    if (entryType(st.mode) !== 'dir') {
-      await this.unlink(path);
-      return 1;
+    const failures: WraithError[] = [];
+    const { removed } = await this.removeAll(path, entryType(st.mode) === 'dir', failures);
+    if (failures.length) throw partlyDeleted(path, removed, failures);
+    return removed;
+  }
+
+  /**
+   * removeTree's walk: how many entries under and at `path` went, and whether it is gone. What
+   * would not go is added to `failures`; a folder that still holds some of it is left alone (its
+   * rmdir could only fail, "not empty").
+   */
+  private async removeAll(path: string, isDir: boolean, failures: WraithError[]): Promise<{ removed: number; gone: boolean }> {
+    const kept = (err: unknown) => {
+      if (!isItemError(err)) throw err;
+      // Gone meanwhile is gone; a name that is not UTF-8 is there still (SFTP cannot reach it).
+      if (err.code === 'ENOTFOUND' && err.details?.reason !== 'name_not_utf8') return { removed: 0, gone: true };
+      failures.push(err);
+      return { removed: 0, gone: false };
+    };
+    if (!isDir) return this.unlink(path).then(() => ({ removed: 1, gone: true }), kept);
+    let children: FileEntryWithStats[];
+    try {
+      children = await this.readdir(path);
+    } catch (err) {
+      return kept(err);
     }
     let removed = 0;
-    const children = await this.readdir(path);
+    let emptied = true;
     // A few at a time: requests pipeline on the channel without flooding it.
     for (let i = 0; i < children.length; i += 16) {
       const batch = children.slice(i, i + 16).filter((c) => c.filename !== '.' && c.filename !== '..');
-      const counts = await Promise.all(
-        batch.map((c) => {
-          const child = posix.join(path, c.filename);
-          return entryType(c.attrs.mode) === 'dir' ? this.removeTree(child) : this.unlink(child).then(() => 1);
-        }),
-      );
-      removed += counts.reduce((a, b) => a + b, 0);
+      const results = await Promise.all(batch.map((c) => this.removeAll(posix.join(path, c.filename), entryType(c.attrs.mode) === 'dir', failures)));
+      for (const r of results) {
+        removed += r.removed;
+        emptied &&= r.gone;
+      }
     }
-    await this.rmdir(path);
-    return removed + 1;
+    if (!emptied) return { removed, gone: false };
+    const self = await this.rmdir(path).then(() => ({ removed: 1, gone: true }), kept);
+    return { removed: removed + self.removed, gone: self.gone };
   }
 
   /**

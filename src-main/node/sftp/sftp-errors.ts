@@ -1,3 +1,4 @@
+import { posix } from 'node:path';
 import type { SftpErrorReason } from '../../common/contract/sftp.js';
 import { type ErrorCode, WraithError } from '../../common/errors.js';
 import { shownPath } from './temp-name.js';
@@ -115,4 +116,45 @@ export function fileOverFolder(what: string, path: string): WraithError {
  */
 export function isItemError(err: unknown): err is WraithError {
   return err instanceof WraithError && (err.code === 'EDENIED' || err.code === 'ENOTFOUND' || err.code === 'EIO');
+}
+
+/** What a partly done delete names in its message, and lists in its details. */
+const NAMED_FAILURES = 3;
+const LISTED_FAILURES = 100;
+
+/** The server's reason in one of our messages ("Cannot delete /a/b: permission denied on the server."). */
+function reasonIn(err: WraithError, path: string): string {
+  if (err.details?.reason === 'name_not_utf8') return 'a name that is not UTF-8, which SFTP cannot reach: rename it in the terminal';
+  const lead = `${shownPath(path)}: `;
+  const at = err.message.indexOf(lead);
+  return (at < 0 ? err.message : err.message.slice(at + lead.length)).replace(/\.$/, '');
+}
+
+/**
+ * A recursive delete of `root` that deleted what it could (`removed` entries) and not what failed
+ * (`failures`, one per entry, each naming its path): says how much went, and what did not and why,
+ * by paths under `root`. One failure of `root` itself with nothing deleted is just that failure.
+ */
+export function partlyDeleted(root: string, removed: number, failures: WraithError[]): WraithError {
+  const pathOf = (e: WraithError) => (typeof e.details?.path === 'string' ? e.details.path : root);
+  const items = failures
+    .map((e) => ({ path: pathOf(e), code: e.code, message: e.message, why: reasonIn(e, pathOf(e)) }))
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const [first] = failures;
+  if (first && failures.length === 1 && removed === 0 && pathOf(first) === root) return first;
+  const nameOf = (p: string) => (p === root ? `${posix.basename(root) || root} itself` : posix.relative(root, p));
+  const n = items.length;
+  const sameWhy = items.every((f) => f.why === items[0]?.why);
+  const named = items.slice(0, NAMED_FAILURES).map((f) => (sameWhy ? nameOf(f.path) : `${nameOf(f.path)} (${f.why})`));
+  const list = `${named.join(', ')}${n > named.length ? ` and ${n - named.length} more` : ''}`;
+  const head = removed > 0 ? `Deleted ${removed} ${removed === 1 ? 'entry' : 'entries'} in ${root}, but ${n}` : `Deleted nothing in ${root}: ${n} ${n === 1 ? 'entry' : 'entries'}`;
+  const tail = items.some((f) => f.path !== root) ? ` The folders holding ${n === 1 ? 'it' : 'them'} are still there.` : '';
+  const codes = new Set(items.map((f) => f.code));
+  const code = codes.size === 1 && first ? first.code : 'EIO';
+  return sftpError(code, `${head} could not be deleted${sameWhy ? ` (${items[0]?.why ?? ''})` : ''}: ${list}.${tail}`, 'partly_deleted', {
+    path: root,
+    removed,
+    notRemoved: n,
+    failures: items.slice(0, LISTED_FAILURES).map(({ path, code, message }) => ({ path, code, message })),
+  });
 }

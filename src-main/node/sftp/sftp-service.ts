@@ -11,6 +11,7 @@ import {
   type TransferProgress,
 } from '../../common/contract/sftp.js';
 import { WraithError } from '../../common/errors.js';
+import { formatBytes, formatBytesOver } from '../../common/format-bytes.js';
 import { type ByteSink, RequestSlots, refuseEndless, serverChunkLimit, sinkFinished, streamRemoteFile } from './file-copy.js';
 import { RemoteFs, channelOpen, entryType, parseMode, toEntry } from './remote-fs.js';
 import { isTempBasename, tempNameFor } from './temp-name.js';
@@ -127,7 +128,7 @@ const MAX_RESOLVED_LINKS = 500;
  * server's SFTP process (every request of the session behind it) waits with it.
  */
 async function regularFile(rfs: RemoteFs, path: string, verb: string, how = ''): Promise<Stats> {
-  const st = await rfs.stat(path);
+  const st = await rfs.statTarget(path, `${verb} ${path}${how ? ` ${how}` : ''}`);
   const type = entryType(st.mode);
   if (type === 'file') return st;
   const what = type === 'dir' ? 'a folder' : 'not a regular file (a named pipe, a socket or a device)';
@@ -298,7 +299,8 @@ export class SftpService {
     const st = await regularFile(rfs, i.path, 'open', 'as text');
     const limit = Math.min(i.maxBytes, SFTP_TEXT_MAX_BYTES);
     if (st.size > limit) {
-      throw sftpError('EBADARGS', `${i.path} is ${formatSize(st.size)}, more than the ${formatSize(limit)} the editor opens; download it instead.`, 'too_large', {
+      const shown = formatBytesOver(st.size, limit);
+      throw sftpError('EBADARGS', `${i.path} is ${shown.size}, more than the ${shown.limit} the editor opens; download it instead.`, 'too_large', {
         path: i.path,
         size: st.size,
         maxBytes: limit,
@@ -307,7 +309,7 @@ export class SftpService {
     // One byte more than allowed tells us whether the file grew past the limit meanwhile.
     const { data } = await this.readRange(rfs, i.path, 0, limit + 1);
     if (data.length > limit) {
-      throw sftpError('EBADARGS', `${i.path} is larger than the ${formatSize(limit)} the editor opens; download it instead.`, 'too_large', { path: i.path, maxBytes: limit });
+      throw sftpError('EBADARGS', `${i.path} is larger than the ${formatBytes(limit)} the editor opens; download it instead.`, 'too_large', { path: i.path, maxBytes: limit });
     }
     const encoding = i.encoding ?? 'utf-8';
     const text = decodeAs(data, encoding);
@@ -812,7 +814,7 @@ export class SftpService {
    */
   async downloadLink(i: { sessionId: string; remotePath: string }): Promise<{ transferId: string; url: string; name: string; size: number }> {
     const rfs = await this.fs(i.sessionId);
-    const st = await rfs.stat(i.remotePath);
+    const st = await rfs.statTarget(i.remotePath, `download ${i.remotePath}`);
     const plan = this.planFor(rfs, 'read');
     if (st.isDirectory()) return this.folderLink(rfs, i, plan);
     if (!st.isFile()) throw new WraithError('EBADARGS', `${i.remotePath} is neither a file nor a folder: there is nothing to download.`);
@@ -846,7 +848,7 @@ export class SftpService {
     if (data.length > SIZELESS_LINK_MAX_BYTES) {
       throw new WraithError(
         'EBADARGS',
-        `${path} does not report its size and holds more than ${formatSize(SIZELESS_LINK_MAX_BYTES)}, too much to read ahead for a browser download; copy it to a regular file on the server and download that.`,
+        `${path} does not report its size and holds more than ${formatBytes(SIZELESS_LINK_MAX_BYTES)}, too much to read ahead for a browser download; copy it to a regular file on the server and download that.`,
       );
     }
     t.totalBytes = data.length;
@@ -979,10 +981,4 @@ export class SftpService {
     if (this.ticker) clearInterval(this.ticker);
     this.ticker = null;
   }
-}
-
-function formatSize(n: number): string {
-  if (n >= 1024 * 1024) return `${(n / (1024 * 1024)).toFixed(1)} MB`;
-  if (n >= 1024) return `${(n / 1024).toFixed(1)} KB`;
-  return `${n} B`;
 }

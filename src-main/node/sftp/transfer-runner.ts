@@ -97,7 +97,7 @@ async function downloadOne(rfs: RemoteFs, t: Transfer, plan: TransferPlan, remot
 export async function runDownload(rfs: RemoteFs, t: Transfer, overwrite: boolean, plan: TransferPlan): Promise<void> {
   const remote = t.remotePath;
   const dest = t.localPath ?? '';
-  const st = await rfs.stat(remote);
+  const st = await rfs.statTarget(remote, `download ${remote}`);
   const type = entryType(st.mode);
   if (type !== 'file' && type !== 'dir') {
     throw sftpError('EBADARGS', `Cannot download ${remote}: it is neither a file nor a folder.`, 'not_a_file', { path: remote });

@@ -1,16 +1,8 @@
 /** Sizes, times, speeds and durations as a person reads them in a file list. */
+import { formatBytes } from '@common/format-bytes.js';
 
-export function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ['KB', 'MB', 'GB', 'TB'];
-  let v = n / 1024;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[u]}`;
-}
+// One function for sizes, host and page alike: the host's messages say them as the list shows them.
+export { formatBytes };
 
 export function formatSpeed(bytesPerSecond: number): string {
   return `${formatBytes(Math.round(bytesPerSecond))}/s`;
