@@ -2,6 +2,7 @@ import { defineStore } from 'pinia';
 import { computed, ref, watch } from 'vue';
 import { CredentialNeed, type EventPayload, type OneTimeCredential } from '@common/contract/index.js';
 import type { SessionInfo } from '@common/contract/sessions.js';
+import { WraithError } from '@common/errors.js';
 import { toast } from '../composables/dialogs.js';
 import { asWraithError } from '../composables/errors.js';
 import { shellQuote } from '../composables/shell-quote.js';
@@ -233,13 +234,16 @@ export const useSessionsStore = defineStore('sessions', () => {
       const renamed = titles.get(s.id);
       return renamed ? { title: renamed, renamed: true } : { title: s.title };
     };
+    // A local shell keeps the program it was started from, so a Relaunch once its session is gone
+    // (Kill, or closed elsewhere) starts that shell again. Phase and problem (why it dropped or
+    // exited) come from the session's state, as for a tab that saw it happen.
     for (const s of list) {
       if (s.kind === 'pty' && s.id === panelId && s.state !== 'closed' && !bySession(s.id)) {
-        panelShell.value = newTab('pty', s.title, { sessionId: s.id, reattach: true, phase: s.state === 'disconnected' ? 'ended' : 'open' });
+        panelShell.value = newTab('pty', s.title, { sessionId: s.id, shell: s.shell ?? null, reattach: true, phase: 'open' });
+        applyInfo(s);
       } else if ((s.kind === 'ssh' || s.kind === 'pty') && s.state !== 'closed' && !bySession(s.id)) {
-        tabs.value.push(
-          newTab(s.kind, s.title, { ...titleOf(s), sessionId: s.id, connectionId: s.connectionId, reattach: true, phase: s.state === 'disconnected' ? 'disconnected' : 'open' }),
-        );
+        tabs.value.push(newTab(s.kind, s.title, { ...titleOf(s), sessionId: s.id, connectionId: s.connectionId, shell: s.shell ?? null, reattach: true, phase: 'open' }));
+        applyInfo(s);
       } else if (s.kind === 'rdp' && s.connectionId && s.state !== 'closed' && !bySession(s.id)) {
         const phase = s.state === 'disconnected' ? 'disconnected' : 'open';
         const problem = s.state === 'disconnected' ? { code: 'ESESSIONCLOSED', message: s.reason ?? 'The connection dropped.', details: {} } : null;
@@ -374,9 +378,9 @@ export const useSessionsStore = defineStore('sessions', () => {
           tab.startInput = null;
         }
       } else {
-        const shell = tab.shell;
-        if (!shell) throw new Error('Choose a shell first.');
-        const r = await host.call('pty.spawn', { shell, cols, rows });
+        // A tab that does not know its shell (re-attached from a host that did not say) takes the default one.
+        tab.shell ??= await defaultShell();
+        const r = await host.call('pty.spawn', { shell: tab.shell, cols, rows });
         if (await closedMeanwhile(key, r.sessionId)) return;
         tab.sessionId = r.sessionId;
       }
@@ -391,6 +395,14 @@ export const useSessionsStore = defineStore('sessions', () => {
       }
       fail(tab, err, 'failed');
     }
+  }
+
+  /** The host's default local shell (pty.shells), or the first it found. */
+  async function defaultShell(): Promise<string> {
+    const shells = await host.call('pty.shells');
+    const shell = shells.find((s) => s.isDefault) ?? shells[0];
+    if (!shell) throw new WraithError('ENOTFOUND', 'No shell was found on this machine (looked for bash, zsh, sh, fish and $SHELL).');
+    return shell.path;
   }
 
   /**
@@ -574,10 +586,7 @@ export const useSessionsStore = defineStore('sessions', () => {
     }
   }
 
-  /**
-   * Whether the tab knows what to open again: a saved connection, or the shell's path (a local
-   * shell re-attached after a page reload knows only its session).
-   */
+  /** Whether the tab knows what to open again: a saved connection, or the shell's path. */
   function canDuplicate(tab: SessionTab): boolean {
     if (connectionDeleted(tab)) return false;
     return tab.kind === 'rdp' || (tab.kind === 'ssh' && tab.connectionId !== null) || (tab.kind === 'pty' && tab.shell !== null);

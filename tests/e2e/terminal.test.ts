@@ -1238,8 +1238,8 @@ describe('terminals in browser mode', () => {
     await page.keyboard.type('echo still-$((2*4))\n');
     await waitForLine(copyId, 'still-8');
 
-    // After a reload, a local shell's tab knows its session but not the shell to start again;
-    // the local shell panel gets its own shell back (it does not become a tab).
+    // After a reload, a local shell's tab knows its session and the shell it runs (Duplicate starts
+    // another); the local shell panel gets its own shell back (it does not become a tab).
     const panelRegion = page.getByRole('region', { name: 'Local shell' });
     if (!(await panelRegion.isVisible())) await page.keyboard.press('Control+Shift+G');
     const panelId = await activeSessionId(panelRegion);
@@ -1253,7 +1253,7 @@ describe('terminals in browser mode', () => {
     await expect.poll(() => local.count()).toBeGreaterThan(0);
     for (let i = 0; i < (await local.count()); i++) {
       await local.nth(i).click({ button: 'right' });
-      expect(await page.getByRole('menuitem', { name: 'Duplicate tab' }).isDisabled()).toBe(true);
+      expect(await page.getByRole('menuitem', { name: 'Duplicate tab' }).isDisabled()).toBe(false);
       await page.keyboard.press('Escape');
       await page.getByRole('menu').waitFor({ state: 'detached' });
     }

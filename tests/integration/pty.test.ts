@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
@@ -7,6 +7,7 @@ import type { EventPayload } from '../../src-main/common/contract/index.js';
 import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
 import { PtySession } from '../../src-main/node/pty/pty-service.js';
+import { detectShells } from '../../src-main/node/pty/shells.js';
 import { until } from '../fixtures/poll.js';
 import { failure } from '../fixtures/errors.js';
 
@@ -51,11 +52,33 @@ test('pty.shells finds the shells installed here, one default', async () => {
   for (const s of shells) expect(existsSync(s.path)).toBe(true);
 });
 
+test('pty.shells lists a shell once where /bin is a link to /usr/bin (merged /usr), keeping $SHELL; sh linked to bash stays', () => {
+  // A merged-/usr tree: bin -> usr/bin, $SHELL names bin/bash, PATH finds usr/bin/bash (one file),
+  // and usr/bin/sh is a link to bash (as on Arch or Fedora), which runs as sh: another shell.
+  const root = mkdtempSync(join(tmpdir(), 'wraith-shells-'));
+  try {
+    mkdirSync(join(root, 'usr', 'bin'), { recursive: true });
+    writeFileSync(join(root, 'usr', 'bin', 'bash'), '#!/bin/sh\n');
+    chmodSync(join(root, 'usr', 'bin', 'bash'), 0o755);
+    symlinkSync('bash', join(root, 'usr', 'bin', 'sh'));
+    symlinkSync('usr/bin', join(root, 'bin'));
+    const shells = detectShells({ SHELL: join(root, 'bin', 'bash'), PATH: join(root, 'usr', 'bin') }).filter((s) => s.path.startsWith(root));
+    expect(shells).toEqual([
+      { name: 'bash', path: join(root, 'bin', 'bash'), isDefault: true },
+      { name: 'sh', path: join(root, 'usr', 'bin', 'sh'), isDefault: false },
+    ]);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
 test('spawn, echo, environment, resize, cwd, exit with code, relaunch, close', async () => {
   process.env.WRAITH_PTY_TEST_MARKER = 'inherited-42';
   const { sessionId } = await client.call('pty.spawn', { shell: 'bash', cols: 90, rows: 20, cwd: '/tmp' });
   const info = (await client.call('sessions.list')).find((s) => s.id === sessionId);
   expect(info).toMatchObject({ kind: 'pty', title: 'bash', state: 'open', connectionId: null });
+  // The path it was started from, which a view re-attached after a reload relaunches.
+  expect(info?.shell).toBe((await client.call('pty.shells')).find((s) => s.name === 'bash')?.path);
 
   let m = await mark(sessionId);
   await client.call('terminal.write', { sessionId, data: 'echo "$WRAITH_PTY_TEST_MARKER $TERM $COLORTERM" && stty size\n' });

@@ -13,6 +13,11 @@ export const SessionInfo = z.object({
   /** Why the session is disconnected/closed, in words a person can act on. */
   reason: z.string().nullable(),
   createdAt: z.string(),
+  /**
+   * A local shell's program, the path it was started from (pty sessions only; the title is just
+   * its name). A view re-attached after a reload starts the same shell again when it relaunches.
+   */
+  shell: z.string().optional(),
 });
 export type SessionInfo = z.infer<typeof SessionInfo>;
 

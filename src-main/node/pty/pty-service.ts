@@ -65,6 +65,7 @@ export class PtySession extends TerminalSession {
       state: this.state,
       reason: this.reason,
       createdAt: this.createdAt,
+      shell: this.spec.shellPath,
     };
   }
 

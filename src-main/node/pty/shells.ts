@@ -1,4 +1,4 @@
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import { basename, delimiter, isAbsolute, join } from 'node:path';
 
 export interface ShellInfo {
@@ -14,6 +14,15 @@ function isExecutable(path: string): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** The path with every link resolved (the path itself if that fails). */
+function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
   }
 }
 
@@ -35,9 +44,14 @@ export function whichSync(name: string, env: NodeJS.ProcessEnv = process.env): s
  * (pwsh and Windows PowerShell), cmd and Git Bash on Windows. $SHELL (or PowerShell) is the default.
  */
 export function detectShells(env: NodeJS.ProcessEnv = process.env): ShellInfo[] {
-  const found: { name: string; path: string }[] = [];
+  const found: { name: string; path: string; same: string }[] = [];
+  // One program under one name is one shell, however it is reached: on a merged-/usr system
+  // /bin/bash ($SHELL) and /usr/bin/bash (PATH) are one file, and the first keeps its place. The
+  // name it is started by counts too: sh linked to bash runs as a POSIX sh, another shell.
   const add = (name: string, path: string | null) => {
-    if (path && isExecutable(path) && !found.some((s) => s.path === path)) found.push({ name, path });
+    if (!path || !isExecutable(path)) return;
+    const same = `${realPath(path)}\0${basename(path)}`;
+    if (!found.some((s) => s.same === same)) found.push({ name, path, same });
   };
   let defaultPath: string | null = null;
   if (process.platform === 'win32') {
@@ -63,7 +77,7 @@ export function detectShells(env: NodeJS.ProcessEnv = process.env): ShellInfo[] 
     }
     defaultPath ??= found[0]?.path ?? null;
   }
-  return found.map((s) => ({ ...s, isDefault: s.path === defaultPath }));
+  return found.map(({ name, path }) => ({ name, path, isDefault: path === defaultPath }));
 }
 
 /**

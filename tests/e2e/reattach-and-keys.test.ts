@@ -1,0 +1,188 @@
+/**
+ * Tabs re-attached after a page reload, and the keys that close tabs, in real Chromium against a
+ * real sshd: a dropped SSH tab still says why; a local shell (panel or tab) whose session ended
+ * starts the same shell again; Ctrl+Shift+W in the local shell panel and Ctrl+W in a terminal's
+ * Find field close no tab. Closing a running tab does not ask here (the test hosts' setting), so a
+ * wrong close would happen at once. The tests run in order, each on what the one before left.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Locator, Page } from 'playwright-core';
+import type { ContractClient } from '../../src-main/common/client.js';
+import { connectWebSocket } from '../../src-main/server/ws-client.js';
+import { type TestBrowser, openApp } from '../fixtures/browser.js';
+import { type SshdHandle, savePasswordConnection, startSshd } from '../fixtures/sshd.js';
+import { activeSessionId, terminalText, typeAndSee } from '../fixtures/terminal-page.js';
+import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+
+let sshd: SshdHandle;
+let server: WraithServer;
+let browser: TestBrowser;
+let page: Page;
+let api: ContractClient;
+
+beforeAll(async () => {
+  sshd = await startSshd();
+  server = await startWraithServer();
+  api = await connectWebSocket(server.url, server.token);
+  await savePasswordConnection(api, sshd, 'db01');
+  browser = await openApp(server.openUrl);
+  page = browser.page;
+});
+
+afterAll(async () => {
+  api?.close();
+  await browser?.close();
+  await server?.stop();
+  await sshd?.stop();
+});
+
+const panel = () => page.getByRole('region', { name: 'Local shell' });
+const tabs = () => page.locator('.tab');
+const banner = (scope: Locator) => scope.locator('.pane-banner');
+/** The tab titled exactly `title` (hasText alone would take "sh" for the SSH badge of another). */
+const tabTitled = (title: string) => page.locator('.tab', { has: page.locator('.tab-title', { hasText: new RegExp(`^${title}$`) }) });
+
+/** The session id of the terminal in `scope` once it has one other than `not`. */
+async function sessionIn(scope: Locator, not?: string): Promise<string> {
+  const pane = scope.locator('.terminal-pane[data-session-id]');
+  await expect.poll(() => pane.getAttribute('data-session-id'), { timeout: 20_000 }).not.toBe(not ?? null);
+  const id = await pane.getAttribute('data-session-id');
+  if (!id) throw new Error('the terminal has no session id');
+  return id;
+}
+
+/** Types `command` in the terminal in `scope` and waits until `line` is one of the session's lines. */
+async function typeIn(scope: Locator, sessionId: string, command: string, line: string): Promise<void> {
+  await scope.locator('.xterm').click();
+  await page.keyboard.type(`${command}\n`);
+  await expect.poll(async () => (await terminalText(page, sessionId)).split('\n').map((l) => l.trimEnd()), { timeout: 15_000 }).toContain(line);
+}
+
+/** Waits until the terminal in `scope` has (re)started: open, or failed with a card saying why. */
+async function settled(scope: Locator): Promise<void> {
+  await expect.poll(() => scope.locator('.terminal-pane').getAttribute('data-phase'), { timeout: 20_000 }).toMatch(/^(open|failed)$/);
+}
+
+async function reload(): Promise<void> {
+  await page.reload();
+  await page.getByText('Host: connected').waitFor();
+}
+
+async function showPanel(): Promise<void> {
+  if (!(await panel().isVisible())) await page.keyboard.press('Control+Shift+G');
+  await panel().waitFor();
+}
+
+/** The shell the host says a session runs. */
+async function shellOf(sessionId: string): Promise<string | undefined> {
+  return (await api.call('sessions.list')).find((s) => s.id === sessionId)?.shell;
+}
+
+describe('after a page reload', () => {
+  it('a dropped SSH tab says why it dropped, as the host has it', async () => {
+    await page.getByRole('treeitem', { name: /^db01, SSH/ }).dblclick();
+    const id = await activeSessionId(page);
+    await typeAndSee(page, id, 'echo "db-$((6*7))"', 'db-42');
+    sshd.dropConnections();
+    const front = page.locator('.tab-panel:visible');
+    await banner(front).getByRole('button', { name: 'Reconnect' }).waitFor({ timeout: 20_000 });
+
+    await reload();
+    const reason = (await api.call('sessions.list')).find((s) => s.id === id)?.reason;
+    expect(reason).toMatch(/^Connection to db01 lost/);
+    await banner(front).getByRole('button', { name: 'Reconnect' }).waitFor();
+    expect(await banner(front).innerText()).toContain(`Disconnected — ${reason}`);
+
+    // It reconnects from there, the same session.
+    await banner(front).getByRole('button', { name: 'Reconnect' }).click();
+    await banner(front).waitFor({ state: 'detached', timeout: 20_000 });
+    await typeAndSee(page, id, 'echo "back-$((6*7))"', 'back-42');
+  });
+
+  it('a local shell re-attached in the panel or a tab starts the same shell again once its session is gone (Kill, or closed elsewhere)', async () => {
+    // Not the default shell: a relaunch must start the one that ran, not whichever is default.
+    const sh = (await api.call('pty.shells')).find((s) => s.name === 'sh' && !s.isDefault);
+    if (!sh) throw new Error('this machine has no sh besides its default shell');
+    await showPanel();
+    await panel().locator('select[name=shell]').selectOption(sh.path);
+    await panel().getByRole('button', { name: /^Launch/ }).last().click();
+    const panelId = await sessionIn(panel());
+    await typeIn(panel(), panelId, 'echo "panel-$((6*7))"', 'panel-42');
+    await panel().getByRole('button', { name: 'Open as tab' }).click();
+    await tabTitled('sh').and(page.locator('.tab.active')).waitFor();
+    const tabId = await activeSessionId(page);
+    const front = page.locator('.tab-panel:visible');
+    await typeIn(front, tabId, 'echo "tab-$((6*7))"', 'tab-42');
+    expect([await shellOf(panelId), await shellOf(tabId)]).toEqual([sh.path, sh.path]);
+
+    await reload();
+    await showPanel();
+    expect(await sessionIn(panel())).toBe(panelId);
+
+    // The panel: Kill, then Relaunch.
+    await panel().getByRole('button', { name: 'Kill' }).click();
+    await banner(panel()).getByRole('button', { name: 'Relaunch' }).click();
+    await settled(panel());
+    expect(await panel().locator('.pane-overlay').allInnerTexts()).toEqual([]);
+    const relaunched = await sessionIn(panel(), panelId);
+    expect(await banner(panel()).count()).toBe(0);
+    expect(await shellOf(relaunched)).toBe(sh.path);
+    await typeIn(panel(), relaunched, 'echo "relaunched-$((6*7))"', 'relaunched-42');
+
+    // The tab: its session closed elsewhere, then Enter in the terminal, as its notice says.
+    await tabTitled('sh').click();
+    expect(await activeSessionId(page)).toBe(tabId);
+    await api.call('sessions.close', { sessionId: tabId });
+    await banner(front).getByRole('button', { name: 'Relaunch' }).waitFor();
+    await front.locator('.xterm').click();
+    await page.keyboard.press('Enter');
+    await settled(front);
+    expect(await front.locator('.pane-overlay').allInnerTexts()).toEqual([]);
+    const again = await sessionIn(front, tabId);
+    expect(await banner(front).count()).toBe(0);
+    expect(await shellOf(again)).toBe(sh.path);
+    await typeIn(front, again, 'echo "again-$((6*7))"', 'again-42');
+  });
+});
+
+describe('the keys that close tabs', () => {
+  it('close no tab from the local shell panel (Ctrl+Shift+W), nor from a terminal\'s Find field (Ctrl+W); Ctrl+Shift+W there closes it', async () => {
+    await tabTitled('db01').click();
+    const sshId = await activeSessionId(page);
+    const count = await tabs().count();
+    const ssh = page.locator('.tab-panel:visible');
+
+    // Ctrl+Shift+W in the panel's terminal: the tab above stays, and so does its session.
+    await showPanel();
+    const panelId = await sessionIn(panel());
+    await panel().locator('.xterm').click();
+    await page.keyboard.press('Control+Shift+W');
+    await typeIn(panel(), panelId, 'echo "kept-$((6*7))"', 'kept-42');
+    expect(await tabs().count()).toBe(count);
+    expect((await api.call('sessions.list')).find((s) => s.id === sshId)?.state).toBe('open');
+    // Nor from the panel's other controls (its shell picker).
+    await panel().locator('select[name=shell]').focus();
+    await page.keyboard.press('Control+Shift+W');
+    await page.keyboard.press('Control+W');
+    await typeIn(panel(), panelId, 'echo "still-$((6*7))"', 'still-42');
+    expect(await tabs().count()).toBe(count);
+
+    // Ctrl+W in the SSH tab's Find field: no tab closes (in the terminal it is the shell's).
+    await tabTitled('db01').click();
+    await ssh.locator('.xterm').click();
+    await page.keyboard.press('Control+Shift+F');
+    const field = ssh.getByRole('searchbox', { name: 'Find in terminal' });
+    await expect.poll(() => field.evaluate((el) => el === document.activeElement)).toBe(true);
+    await page.keyboard.type('back');
+    await page.keyboard.press('Control+W');
+    await typeAndSee(page, sshId, 'echo "open-$((6*7))"', 'open-42');
+    expect(await tabs().count()).toBe(count);
+    expect((await api.call('sessions.list')).find((s) => s.id === sshId)?.state).toBe('open');
+
+    // Ctrl+Shift+W there closes the tab, as it does from the terminal.
+    await field.click();
+    await page.keyboard.press('Control+Shift+W');
+    await expect.poll(() => tabs().count()).toBe(count - 1);
+    expect(await tabTitled('db01').count()).toBe(0);
+  });
+});
