@@ -2,8 +2,9 @@
  * Tabs re-attached after a page reload, and the keys that close tabs, in real Chromium against a
  * real sshd: a dropped SSH tab still says why; a local shell (panel or tab) whose session ended
  * starts the same shell again; Ctrl+Shift+W in the local shell panel and Ctrl+W in a terminal's
- * Find field close no tab. Closing a running tab does not ask here (the test hosts' setting), so a
- * wrong close would happen at once. The tests run in order, each on what the one before left.
+ * Find field close no tab, and no window-wide key acts behind an open file editor. Closing a
+ * running tab does not ask here (the test hosts' setting), so a wrong close would happen at once.
+ * The tests run in order, each on what the one before left.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
@@ -184,5 +185,35 @@ describe('the keys that close tabs', () => {
     await page.keyboard.press('Control+Shift+W');
     await expect.poll(() => tabs().count()).toBe(count - 1);
     expect(await tabTitled('db01').count()).toBe(0);
+  });
+
+  it('leave the page behind an open file editor alone: Ctrl+Shift+E, Ctrl+PageDown and Ctrl+Shift+W keep the editor and its unsaved text', async () => {
+    await page.getByRole('treeitem', { name: /^db01, SSH/ }).dblclick();
+    const id = await activeSessionId(page);
+    await typeAndSee(page, id, 'printf "first line\n" > keys-editor.txt; echo "made-$((6*7))"', 'made-42');
+    const count = await tabs().count();
+    expect(count).toBeGreaterThan(1); // another tab to go to
+    await page.keyboard.press('Control+Shift+E');
+    const files = page.getByRole('complementary', { name: 'Files' });
+    await files.locator('tr.sftp-row[data-name="keys-editor.txt"]').locator('.entry-name').dblclick();
+    const editor = page.getByRole('dialog', { name: 'Edit keys-editor.txt' });
+    const text = editor.getByRole('textbox', { name: 'Contents of keys-editor.txt' });
+    await text.click();
+    await text.press('Control+End');
+    await text.pressSequentially('unsaved words');
+    const typed = () => editor.locator('.cm-line').evaluateAll((ls) => ls.map((l) => l.textContent ?? '').join('\n'));
+    await expect.poll(typed).toContain('unsaved words');
+
+    for (const keys of ['Control+Shift+E', 'Control+PageDown', 'Control+Shift+W']) {
+      await page.keyboard.press(keys);
+      expect(await editor.isVisible()).toBe(true);
+      expect(await typed()).toContain('unsaved words');
+      expect(await tabs().count()).toBe(count);
+      expect(await page.locator('.tab.active .tab-title').innerText()).toBe('db01');
+    }
+    expect(await files.isVisible()).toBe(true);
+    await editor.getByRole('button', { name: 'Close', exact: true }).last().click();
+    await page.getByRole('dialog', { name: 'Discard changes?' }).getByRole('button', { name: 'Discard' }).click();
+    await editor.waitFor({ state: 'detached' });
   });
 });
