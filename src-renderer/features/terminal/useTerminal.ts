@@ -13,7 +13,7 @@ import { toast } from '../../composables/dialogs.js';
 import { DomCursorBlink } from './cursor-blink.js';
 import { openExternal } from './external-links.js';
 import { OutputFeeder } from './output-feeder.js';
-import { pastedLineCount } from './paste-lines.js';
+import { type PasteReason, inPieces, pasteReasons, withoutPasteMarkers } from './paste-lines.js';
 import { gpuDrawsWebgl } from './renderer-choice.js';
 import { terminalHub } from './terminal-hub.js';
 import type { BroadcastReceiver, UserInput } from './broadcast.js';
@@ -24,8 +24,8 @@ import { terminalFontFamily } from './font-family.js';
 export interface UseTerminalOptions {
   /** Show the session's recent output (terminal.read) before live data: a tab re-opened after a reload. */
   reattach?: MaybeRefOrGetter<boolean>;
-  /** Asks the user before a multi-line paste; resolves true to paste. */
-  confirmPaste?: (text: string) => Promise<boolean>;
+  /** Asks the user before a paste that may do more than put text on the line (see PasteReason); resolves true to paste. */
+  confirmPaste?: (text: string, reasons: PasteReason[]) => Promise<boolean>;
   /** The first measurement after mount: the size to open the session with. */
   onReady?: (cols: number, rows: number) => void;
   /** Output arrived from the session (called per chunk: keep it cheap). */
@@ -48,6 +48,27 @@ export interface UseTerminalOptions {
 const CATCH_UP_BYTES = 4 * 1024 * 1024;
 const encoder = new TextEncoder();
 
+/**
+ * terminal.write takes a string of at most 1,000,000 characters (contract/terminal.ts), and a
+ * write sent with notify fails without anyone hearing of it: a larger paste goes in pieces, in
+ * order (one link carries them, and the host writes each as it comes).
+ */
+const WRITE_PIECE_CHARS = 256 * 1024;
+
+/**
+ * What puts a terminal back as a fresh one has it, once the program that set its modes is gone (a
+ * full-screen program whose connection dropped never undid them): the mouse would go on sending
+ * reports that the next shell runs as commands, the cursor stay hidden, the screen stay the
+ * alternate one. The scrollback stays.
+ * - ESC 7 then ESC[?1049l: back to the normal screen and where its cursor was; saving first
+ *   makes the restore a no-op when the normal screen is already shown.
+ * - ESC[!p (DECSTR): cursor shown, colours and charsets reset, scroll region whole, and the
+ *   modes bracketed paste, application cursor keys and keypad, focus reports, insert, origin
+ *   and synchronized output off, cursor shape back to the setting.
+ * - Mouse tracking off in every protocol and encoding (DECSTR leaves it).
+ */
+const FRESH_MODES = '\x1b7\x1b[?1049l\x1b[!p\x1b[?9;1000;1002;1003;1005;1006;1015;1016l';
+
 /** Whether this outage's lost keystrokes were mentioned (once per outage, not per key). */
 let saidNotSent = false;
 
@@ -63,6 +84,29 @@ function sayNotSent(host: HostLink): void {
     saidNotSent = false;
     off();
   });
+}
+
+/**
+ * Copies `text` with the copy command, for pages without the Clipboard API: it works only within
+ * a user's key press or click. The copy event it fires is answered with the text, so no element
+ * needs to hold it selected.
+ */
+function copyByCommand(text: string): boolean {
+  let written = false;
+  const onCopy = (ev: ClipboardEvent) => {
+    if (!ev.clipboardData) return;
+    ev.clipboardData.setData('text/plain', text);
+    ev.preventDefault();
+    written = true;
+  };
+  document.addEventListener('copy', onCopy, { capture: true });
+  try {
+    return document.execCommand('copy') && written;
+  } catch {
+    return false;
+  } finally {
+    document.removeEventListener('copy', onCopy, { capture: true });
+  }
 }
 
 /** The cursor blinks again once output has been quiet this long. */
@@ -149,6 +193,8 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
   let blinking = false;
   let domBlink: DomCursorBlink | null = null;
   const disposers: (() => void)[] = [];
+  /** Feeds the attached session's output to xterm; local notices queue behind it. */
+  let feeder: OutputFeeder | null = null;
 
   function send(data: string | Uint8Array<ArrayBuffer>): void {
     if (!attached) return;
@@ -157,7 +203,8 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
       return;
     }
     // A keystroke needs no answer; a session that is gone says so through its state, not here.
-    host.notify('terminal.write', { sessionId: attached, data });
+    if (typeof data !== 'string') host.notify('terminal.write', { sessionId: attached, data });
+    else for (const piece of inPieces(data, WRITE_PIECE_CHARS)) host.notify('terminal.write', { sessionId: attached, data: piece });
   }
 
   /**
@@ -195,7 +242,8 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     /** Where the output this view has had ends (the seq of its next byte), once known. */
     let expected: number | null = null;
     // Credit goes back only once xterm has parsed the bytes: that is what bounds memory.
-    const feeder = new OutputFeeder({ write: (data, parsed) => t.write(data, parsed) }, (bytes) => hub.ack(id, bytes));
+    const output = new OutputFeeder({ write: (data, parsed) => t.write(data, parsed) }, (bytes) => hub.ack(id, bytes));
+    feeder = output;
 
     const show = (data: Uint8Array, seq: number, acked: boolean) => {
       if (expected !== null && seq > expected && !backlog) {
@@ -212,7 +260,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
         holdBlink(t);
         options.onOutput?.();
       }
-      feeder.push(bytes, acked ? 0 : data.byteLength);
+      output.push(bytes, acked ? 0 : data.byteLength);
     };
 
     /** Shows what arrived while a read was out, in order; a chunk beyond a new gap starts another read. */
@@ -235,7 +283,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
         // Bytes from the first chunk that did arrive on are credited as each such chunk is shown.
         const lostUntil = Math.min(backlog?.[0]?.seq ?? r.nextSeq, r.nextSeq);
         const note = r.dropped > 0 ? `\x1b[2m[${r.dropped} bytes of output from while the link was down are no longer kept]\x1b[0m\r\n` : '';
-        feeder.push(encoder.encode(note + r.text), Math.max(0, lostUntil - from));
+        output.push(encoder.encode(note + r.text), Math.max(0, lostUntil - from));
         shownUpTo = Math.max(shownUpTo, r.nextSeq);
         expected = Math.max(expected ?? 0, r.nextSeq);
       } catch {
@@ -256,7 +304,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     const offOpen = host.onOpen((reconnected) => {
       if (reconnected && live && expected !== null && !backlog) void catchUp(expected);
     });
-    detach = [release, unregister, offOpen, () => feeder.dispose(), () => (live = false)];
+    detach = [release, unregister, offOpen, () => output.dispose(), () => (feeder = null), () => (live = false)];
 
     if (backlog) {
       host
@@ -300,21 +348,41 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     if (next !== settings.values['terminal.fontZoom']) void settings.set({ 'terminal.fontZoom': next });
   }
 
+  /**
+   * Puts the selection on the clipboard. Without the Clipboard API (a page served over plain http
+   * from another machine is not a secure context) the older copy command still works within the
+   * key press or click that asked; if that fails too, a toast says so rather than nothing.
+   */
   async function copySelection(): Promise<void> {
     const text = term?.getSelection();
-    if (text) await navigator.clipboard?.writeText(text).catch(() => undefined);
+    if (!text) return;
+    const copied = navigator.clipboard ? await navigator.clipboard.writeText(text).then(() => true, () => false) : copyByCommand(text);
+    if (!copied) toast('Not copied: the browser did not let Wraith write to the clipboard.', 'error');
   }
 
-  async function paste(text: string): Promise<void> {
+  async function paste(clipboard: string): Promise<void> {
+    const text = withoutPasteMarkers(clipboard);
     if (!term || !text) return;
-    if (pastedLineCount(text) > 1 && settings.values['terminal.confirmMultilinePaste'] && options.confirmPaste) {
-      const ok = await options.confirmPaste(text);
+    // Control characters are asked about whatever the setting: it is about lines, and they can do more.
+    const reasons = pasteReasons(text, term.modes.bracketedPasteMode).filter((r) => r === 'controls' || settings.values['terminal.confirmMultilinePaste']);
+    if (reasons.length > 0 && options.confirmPaste) {
+      const ok = await options.confirmPaste(text, reasons);
       term?.focus();
       if (!ok) return;
     }
     // xterm wraps it in ESC[200~ … ESC[201~ when the program asked for bracketed paste.
     term?.paste(text);
     options.onUserInput?.({ kind: 'paste', text });
+  }
+
+  /**
+   * Copy-on-select copies what the user selected with the mouse, once the button is up (the
+   * selection is then whole). Selections made by code — Find selects each match, and does again
+   * as output comes — are not the user's, and must not replace the clipboard.
+   */
+  let mouseSelecting = false;
+  function copyOnSelect(): void {
+    if (settings.values['terminal.copyOnSelect'] && term?.hasSelection()) void copySelection();
   }
 
   function keyHandler(ev: KeyboardEvent): boolean {
@@ -367,6 +435,9 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
       screenReaderMode: s['terminal.screenReaderMode'],
       allowProposedApi: true, // unicode11 uses the proposed unicode API
       macOptionIsMeta: true,
+      // OSC 8 hyperlinks open as plain links do: xterm's own handler asks with a confirm() that
+      // blocks the page and then opens the window itself, past the app's opener.
+      linkHandler: { activate: (_ev, uri) => openExternal(uri) },
     });
     term = t;
     fit = new FitAddon();
@@ -416,11 +487,23 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
       }),
       t.onBell(() => options.onBell?.()),
       t.onTitleChange((title) => options.onTitle?.(title)),
-      t.onSelectionChange(() => {
-        if (settings.values['terminal.copyOnSelect'] && t.hasSelection()) void copySelection();
-      }),
     ];
     disposers.push(() => subscriptions.forEach((sub) => sub.dispose()));
+
+    const onMouseDown = (ev: MouseEvent) => (mouseSelecting = ev.button === 0);
+    // On the window, bubbling: a drag that selects may end outside the terminal, and xterm
+    // settles the selection in its own mouseup listener on the document, before this one.
+    const onMouseUp = () => {
+      if (!mouseSelecting) return;
+      mouseSelecting = false;
+      copyOnSelect();
+    };
+    container.addEventListener('mousedown', onMouseDown, { capture: true });
+    window.addEventListener('mouseup', onMouseUp);
+    disposers.push(() => {
+      container.removeEventListener('mousedown', onMouseDown, { capture: true });
+      window.removeEventListener('mouseup', onMouseUp);
+    });
 
     const onPaste = (ev: ClipboardEvent) => {
       ev.preventDefault();
@@ -499,8 +582,16 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     size,
     focus: () => term?.focus(),
     refit,
-    /** Writes a local notice (not from the session), dimmed. */
-    notice: (text: string) => term?.write(`\r\n\x1b[2m${text}\x1b[0m\r\n`),
+    /**
+     * The session's program is gone (it ended, or its connection dropped): puts the terminal's
+     * modes back as a fresh terminal has them (FRESH_MODES) and writes a local notice, dimmed.
+     * Both go after the output already received, which the feeder may still be writing.
+     */
+    sessionOver: (text: string) => {
+      const bytes = encoder.encode(`${FRESH_MODES}\r\n\x1b[2m${text}\x1b[0m\r\n`);
+      if (feeder) feeder.push(bytes, 0);
+      else term?.write(bytes);
+    },
     searchResult,
     find,
     closeSearch: () => {
@@ -527,7 +618,11 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     },
     /** Pastes text as a paste from the clipboard would be (bracketed, multi-line confirmation). */
     pasteText: (text: string) => paste(text),
-    selectAll: () => term?.selectAll(),
+    /** Selects everything (the menu's Select all): the user's selection, so copy-on-select copies it. */
+    selectAll: () => {
+      term?.selectAll();
+      copyOnSelect();
+    },
     /** Drops the scrollback and the screen above the cursor line; the session is not touched. */
     clear: () => term?.clear(),
     /** Input broadcast from another terminal: keys as they were encoded there, pastes wrapped as this terminal's program asked. */
