@@ -1,4 +1,4 @@
-import { reactive } from 'vue';
+import { reactive, toRaw } from 'vue';
 
 export interface ConfirmRequest {
   kind: 'confirm';
@@ -19,7 +19,21 @@ export interface TextRequest {
   confirmLabel: string;
   /** A file name: kept exactly as typed (spaces are part of a name), up to a path's length. */
   fileName: boolean;
-  resolve: (value: string | null) => void;
+  /**
+   * OK: acts on the text and closes the dialog. What it throws is said under the field and the
+   * dialog stays, with the text as typed, to be corrected or cancelled.
+   */
+  submit: (value: string) => Promise<void>;
+  /** Cancel, Escape or ✕: closes, and the caller gets null. */
+  cancel: () => void;
+}
+
+export interface TextDialogOptions {
+  title: string;
+  label: string;
+  initial?: string;
+  confirmLabel?: string;
+  fileName?: boolean;
 }
 
 /** The one small dialog open now (confirmations and one-line questions), rendered by DialogHost. */
@@ -48,20 +62,41 @@ export function confirmDialog(opts: { title: string; message: string; detail?: s
  * characters (PATH_MAX: the server says when a name is too long), with the part before the
  * extension of `initial` selected, as file managers do for a rename.
  */
-export function textDialog(opts: { title: string; label: string; initial?: string; confirmLabel?: string; fileName?: boolean }): Promise<string | null> {
+export function textDialog(opts: TextDialogOptions): Promise<string | null> {
+  return textDialogThen(opts, (value) => Promise.resolve(value));
+}
+
+/**
+ * Asks for one line of text and acts on it (`submit`) before the dialog closes: what it returns
+ * comes back (null when cancelled); what it throws is said under the field, the dialog staying
+ * open with the text as typed. A name the server refuses (taken, not allowed there) is corrected
+ * where it was typed, rather than lost with a dialog that closed before the server answered.
+ */
+export function textDialogThen<T>(opts: TextDialogOptions, submit: (value: string) => Promise<T>): Promise<T | null> {
   return new Promise((resolve) => {
-    dialogState.current = {
+    // Only this request's own dialog is closed: one cancelled while its submit was still under
+    // way may have been followed by another.
+    const close = () => {
+      if (dialogState.current && toRaw(dialogState.current) === request) dialogState.current = null;
+    };
+    const request: TextRequest = {
       kind: 'text',
       title: opts.title,
       label: opts.label,
       initial: opts.initial ?? '',
       confirmLabel: opts.confirmLabel ?? 'OK',
       fileName: opts.fileName ?? false,
-      resolve: (value) => {
-        dialogState.current = null;
-        resolve(value);
+      submit: async (value) => {
+        const result = await submit(value);
+        close();
+        resolve(result);
+      },
+      cancel: () => {
+        close();
+        resolve(null);
       },
     };
+    dialogState.current = request;
   });
 }
 

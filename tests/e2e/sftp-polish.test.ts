@@ -4,10 +4,13 @@
  * cleared (all, or one by one) from the keyboard; files dropped on a folder row go into that
  * folder; a file the login may not write opens read-only and a refused save keeps the text; a
  * UTF-8 byte order mark is hidden and kept; a folder zip leaves out what cannot be read and says
- * so; a dropped connection is reported once, with its Reconnect button in sight.
+ * so; a dropped connection is reported once, with its Reconnect button in sight; the editor keeps
+ * its text through a dropped connection and saves after Reconnect; Ctrl+S of no change writes
+ * nothing; a 250-character name keeps its dialogs in the window; a name the server refuses stays
+ * in its dialog with the reason; the path bar keeps a folder it may not list, with the reason.
  */
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -486,4 +489,240 @@ describe('the Files panel, polished', () => {
       await closeEditor(editor);
     }
   });
+
+  it('keeps the editor and its text while the connection is down; Save waits for Reconnect, then writes it, still checking the server', async () => {
+    await showFolder();
+    put(remote('draft.txt'), 'line 1\n');
+    await refresh();
+    await row('draft.txt').locator('.entry-name').dblclick();
+    const editor = page.getByRole('dialog', { name: 'Edit draft.txt' });
+    const offline = editor.getByRole('alert').filter({ hasText: 'Not connected.' });
+    const save = editor.getByRole('button', { name: 'Save', exact: true });
+    const reconnect = editor.getByRole('button', { name: 'Reconnect' });
+    const text = editor.getByRole('textbox', { name: 'Contents of draft.txt' });
+    try {
+      await expect.poll(() => editorText(editor)).toBe('line 1\n');
+      await text.press('Control+End');
+      await text.pressSequentially('typed before the drop\n');
+
+      sshd.dropConnections();
+      await offline.waitFor({ timeout: 20_000 });
+      expect(await offline.innerText()).toContain('The connection to the server dropped: Save works again once the tab is reconnected.');
+      expect(await editorText(editor)).toBe('line 1\ntyped before the drop\n');
+      expect(await save.isDisabled()).toBe(true);
+      // Ctrl+S while it is down writes nothing and loses nothing.
+      await text.press('Control+s');
+      await new Promise((r) => setTimeout(r, 500));
+      expect(readFileSync(remote('draft.txt'), 'utf8')).toBe('line 1\n');
+      expect(await editorText(editor)).toBe('line 1\ntyped before the drop\n');
+
+      // The tab's own Reconnect is behind the dialog: the editor has one. Then Save writes the text.
+      await reconnect.click();
+      await offline.waitFor({ state: 'detached', timeout: 30_000 });
+      expect(await page.locator('.tab.active').getAttribute('class')).toContain('open');
+      await text.press('Control+s');
+      await expect.poll(() => readFileSync(remote('draft.txt'), 'utf8'), { timeout: 15_000 }).toBe('line 1\ntyped before the drop\n');
+
+      // Down again, and the file changes on the server meanwhile: after Reconnect, Save still says so
+      // instead of writing over it.
+      await text.press('Control+End');
+      await text.pressSequentially('typed in the second drop\n');
+      sshd.dropConnections();
+      await offline.waitFor({ timeout: 20_000 });
+      put(remote('draft.txt'), 'changed on the server meanwhile\n');
+      await reconnect.click();
+      await offline.waitFor({ state: 'detached', timeout: 30_000 });
+      await save.click();
+      await expect.poll(() => editor.getByRole('alert').innerText({ timeout: 500 }).catch(() => ''), { timeout: 15_000 }).toContain('draft.txt changed on the server since it was opened');
+      expect(readFileSync(remote('draft.txt'), 'utf8')).toBe('changed on the server meanwhile\n');
+      expect(await editorText(editor)).toBe('line 1\ntyped before the drop\ntyped in the second drop\n');
+    } finally {
+      await closeEditor(editor);
+    }
+  }, 120_000);
+
+  it('writes nothing on Ctrl+S with no change: the file keeps its inode, so its hard links stay one file', async () => {
+    await showFolder();
+    put(remote('linked.conf'), 'a=1\n');
+    linkSync(remote('linked.conf'), remote('linked-too.conf'));
+    const before = statSync(remote('linked.conf'));
+    await refresh();
+    await row('linked.conf').locator('.entry-name').dblclick();
+    const editor = page.getByRole('dialog', { name: 'Edit linked.conf' });
+    try {
+      await expect.poll(() => editorText(editor)).toBe('a=1\n');
+      const toasts = await recordToasts();
+      await editor.getByRole('textbox', { name: 'Contents of linked.conf' }).press('Control+s');
+      await expect.poll(toasts).toContain('No changes to save in linked.conf.');
+      await new Promise((r) => setTimeout(r, 500));
+      expect((await toasts()).filter((t) => t.startsWith('Saved linked.conf'))).toEqual([]);
+      const after = statSync(remote('linked.conf'));
+      expect(after.ino).toBe(before.ino);
+      expect(after.nlink).toBe(2);
+      expect(after.mtimeMs).toBe(before.mtimeMs);
+    } finally {
+      await closeEditor(editor);
+    }
+  });
+
+  it('keeps the dialogs of a file with a 250-character name inside the window: the title wraps, the text, Save and ✕ in sight', async () => {
+    const long = `${'L'.repeat(250)}.txt`;
+    put(remote(long), 'long name\n');
+    await showFolder();
+    await refresh();
+    const viewport = page.viewportSize() ?? { width: 0, height: 0 };
+    type Box = { x: number; y: number; width: number; height: number };
+    const inside = (x: Box, o: Box) => x.x >= o.x - 0.5 && x.y >= o.y - 0.5 && x.x + x.width <= o.x + o.width + 0.5 && x.y + x.height <= o.y + o.height + 0.5;
+    /** Whether all of `l` is on screen and, given a dialog, inside it (a dialog scrolls what overflows it out of sight). */
+    const inSight = async (l: Locator, within?: Locator) => {
+      const b = await l.boundingBox();
+      const d = within ? await within.boundingBox() : null;
+      return !!b && inside(b, { x: 0, y: 0, ...viewport }) && (!within || (!!d && inside(b, d)));
+    };
+    try {
+      await row(long).locator('.entry-name').dblclick();
+      const editor = page.getByRole('dialog', { name: `Edit ${long}` });
+      try {
+        await expect.poll(() => editorText(editor)).toBe('long name\n');
+        expect(await inSight(editor)).toBe(true);
+        expect(await inSight(editor.getByRole('button', { name: 'Save', exact: true }), editor)).toBe(true);
+        for (const close of await editor.getByRole('button', { name: 'Close', exact: true }).all()) expect(await inSight(close, editor)).toBe(true);
+        expect(await inSight(editor.locator('.editor-text'), editor)).toBe(true);
+        // All of the name is there to read, wrapped.
+        expect((await editor.locator('h2').innerText()).replace(/\s/g, '')).toBe(`Edit${long}`);
+      } finally {
+        await closeEditor(editor);
+      }
+
+      await row(long).locator('.entry-name').click({ button: 'right' });
+      await page.getByRole('menuitem', { name: 'Delete…' }).click();
+      const ask = page.getByRole('dialog', { name: `Delete ${long}?` });
+      await ask.waitFor();
+      expect(await inSight(ask)).toBe(true);
+      expect(await inSight(ask.getByRole('button', { name: 'Close', exact: true }), ask)).toBe(true);
+      expect(await inSight(ask.getByRole('button', { name: 'Delete', exact: true }), ask)).toBe(true);
+      await ask.getByRole('button', { name: 'Close', exact: true }).click();
+      await ask.waitFor({ state: 'detached' });
+      expect(existsSync(remote(long))).toBe(true);
+    } finally {
+      rmSync(remote(long), { force: true });
+    }
+  });
+
+  it('keeps a name the server refuses in its dialog, with the reason under it, and takes the corrected one', async () => {
+    const me = accountIds(sshd.users.password.username);
+    mkdirSync(remote('taken'));
+    chownSync(remote('taken'), me.uid, me.gid);
+    put(remote('taken.txt'), 'kept\n');
+    await showFolder();
+    await refresh();
+    await row('taken').waitFor();
+
+    // New folder, named like a folder that is there.
+    await panel().getByRole('button', { name: 'New folder' }).click();
+    const make = page.getByRole('dialog', { name: 'New folder' });
+    const field = make.getByRole('textbox');
+    await field.fill('taken');
+    await make.getByRole('button', { name: 'Create' }).click();
+    const why = make.getByRole('alert');
+    await expect.poll(() => why.innerText({ timeout: 500 }).catch(() => '')).toBe(`Cannot create ${remote('taken')}: something with that name already exists.`);
+    expect(await field.inputValue()).toBe('taken');
+    expect(await field.getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('.toasts .toast', { hasText: 'Could not create' }).count()).toBe(0);
+    // Corrected where it was typed: the reason goes with the change, and the folder is made.
+    await field.press('End');
+    await page.keyboard.type('-2');
+    expect(await why.count()).toBe(0);
+    await page.keyboard.press('Enter');
+    await make.waitFor({ state: 'detached' });
+    await expect.poll(() => row('taken-2').getAttribute('aria-selected')).toBe('true');
+
+    // New file over a file that is there: the same, and the file is as it was.
+    await panel().getByRole('button', { name: 'New file' }).click();
+    const newFile = page.getByRole('dialog', { name: 'New file' });
+    await newFile.getByRole('textbox').fill('taken.txt');
+    await newFile.getByRole('button', { name: 'Create' }).click();
+    await expect.poll(() => newFile.getByRole('alert').innerText({ timeout: 500 }).catch(() => '')).toContain('taken.txt');
+    expect(await newFile.getByRole('textbox').inputValue()).toBe('taken.txt');
+    await newFile.getByRole('button', { name: 'Cancel' }).click();
+    await newFile.waitFor({ state: 'detached' });
+    expect(readFileSync(remote('taken.txt'), 'utf8')).toBe('kept\n');
+    expect(await page.getByRole('dialog', { name: /^Edit / }).count()).toBe(0);
+
+    // Rename onto a name that is taken.
+    await row('taken.txt').locator('.entry-name').click({ button: 'right' });
+    await page.getByRole('menuitem', { name: 'Rename…' }).click();
+    const rename = page.getByRole('dialog', { name: 'Rename taken.txt' });
+    await rename.getByRole('textbox').fill('taken');
+    await rename.getByRole('button', { name: 'Rename' }).click();
+    await expect.poll(() => rename.getByRole('alert').innerText({ timeout: 500 }).catch(() => '')).toBe(`Cannot rename ${remote('taken.txt')} to ${remote('taken')}: ${remote('taken')} already exists.`);
+    expect(await rename.getByRole('textbox').inputValue()).toBe('taken');
+    await rename.getByRole('textbox').fill('renamed.txt');
+    await rename.getByRole('button', { name: 'Rename' }).click();
+    await rename.waitFor({ state: 'detached' });
+    await expect.poll(() => existsSync(remote('renamed.txt')) && readFileSync(remote('renamed.txt'), 'utf8')).toBe('kept\n');
+    await expect.poll(() => row('renamed.txt').getAttribute('aria-selected')).toBe('true');
+  });
+
+  it('keeps the path bar open on a folder it may not list, with the reason under what was typed', async () => {
+    const me = accountIds(sshd.users.password.username);
+    mkdirSync(remote('sealed'), { mode: 0o700 }); // root's: the SFTP user may see it, not list it
+    mkdirSync(remote('open-door'));
+    chownSync(remote('open-door'), me.uid, me.gid);
+    await showFolder();
+    await refresh();
+    const bar = panel().getByRole('textbox', { name: 'Go to path' });
+    await panel().locator('.sftp-list').focus();
+    await page.keyboard.press('Control+L');
+    await bar.fill(remote('sealed'));
+    await bar.press('Enter');
+    await expect.poll(() => panel().locator('#sftp-path-error').innerText({ timeout: 500 }).catch(() => '')).toBe(`${remote('sealed')}: permission denied on the server.`);
+    expect(await bar.inputValue()).toBe(remote('sealed'));
+    expect(await bar.getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('.toasts .toast', { hasText: 'sealed' }).count()).toBe(0);
+    expect(await panel().getAttribute('data-path')).toBe(remote());
+    // Corrected, it goes there.
+    await bar.fill(remote('open-door'));
+    await bar.press('Enter');
+    await expect.poll(() => panel().getAttribute('data-path')).toBe(remote('open-door'));
+    await bar.waitFor({ state: 'detached' });
+  });
+
+  // Last: the server's host key changes, for the tests after it would have to trust it again.
+  it('steps the editor aside while the tab asks about the host key to reconnect, and brings it back with its text to save', async () => {
+    await showFolder();
+    put(remote('aside.txt'), 'first\n');
+    await refresh();
+    await row('aside.txt').locator('.entry-name').dblclick();
+    const editor = page.getByRole('dialog', { name: 'Edit aside.txt' });
+    const text = editor.getByRole('textbox', { name: 'Contents of aside.txt' });
+    try {
+      await expect.poll(() => editorText(editor)).toBe('first\n');
+      await text.press('Control+End');
+      await text.pressSequentially('kept aside\n');
+      sshd.dropConnections();
+      await editor.getByRole('alert').filter({ hasText: 'Not connected.' }).waitFor({ timeout: 20_000 });
+      await sshd.restartWithNewHostKey();
+      await editor.getByRole('button', { name: 'Reconnect' }).click();
+
+      // The question is the tab's, behind the dialog: the dialog makes way, and the panel says where it went.
+      const warning = page.locator('.tab-panel:visible').getByRole('alertdialog', { name: /host key of 127\.0\.0\.1:\d+ has changed/ });
+      await warning.waitFor({ timeout: 20_000 });
+      await editor.waitFor({ state: 'hidden' });
+      expect(await panel().innerText()).toContain('The editor of');
+      await warning.getByLabel("I have confirmed the new host key with the server's administrator").check();
+      await warning.getByRole('button', { name: 'Forget old host key…' }).click();
+      const card = page.locator('.tab-panel:visible').getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ });
+      await card.getByRole('button', { name: 'Trust and connect' }).click();
+
+      // Connected again: the editor is back, its text as typed, and Save writes it.
+      await editor.waitFor({ timeout: 30_000 });
+      expect(await editorText(editor)).toBe('first\nkept aside\n');
+      expect(await editor.getByRole('alert').filter({ hasText: 'Not connected.' }).count()).toBe(0);
+      await text.press('Control+s');
+      await expect.poll(() => readFileSync(remote('aside.txt'), 'utf8'), { timeout: 15_000 }).toBe('first\nkept aside\n');
+    } finally {
+      await closeEditor(editor);
+    }
+  }, 120_000);
 });

@@ -157,12 +157,14 @@ describe('the SFTP panel of an SSH tab', () => {
       await ask.getByRole('button', { name: 'Create' }).click();
       await expect.poll(() => existsSync(remote('logs', '2026')) && statSync(remote('logs', '2026')).isDirectory()).toBe(true);
       await expect.poll(() => row('logs').getAttribute('aria-selected')).toBe('true');
-      // The last part must be new, as a folder named without slashes must.
+      // The last part must be new, as a folder named without slashes must: the dialog says so, the name kept.
       await panel().getByRole('button', { name: 'New folder' }).click();
       await ask.locator('input').fill('logs/2026');
       await ask.getByRole('button', { name: 'Create' }).click();
-      await page.locator('.toasts .toast', { hasText: `Could not create the folder: Cannot create ${remote('logs', '2026')}` }).waitFor();
+      await expect.poll(() => ask.getByRole('alert').innerText({ timeout: 500 }).catch(() => '')).toContain(`Cannot create ${remote('logs', '2026')}`);
+      expect(await ask.locator('input').inputValue()).toBe('logs/2026');
     } finally {
+      if (await ask.count()) await ask.getByRole('button', { name: 'Cancel' }).click();
       rmSync(remote('logs'), { recursive: true, force: true });
       await panel().getByRole('button', { name: 'Refresh' }).click();
       await row('logs').waitFor({ state: 'detached' });
@@ -317,7 +319,10 @@ describe('the SFTP panel of an SSH tab', () => {
       expect(await batch.getAttribute('data-state')).toBe('running');
       await batch.getByRole('button', { name: 'Cancel upload of many-up' }).click();
       await expect.poll(() => batch.getAttribute('data-state'), { timeout: 20_000 }).toBe('cancelled');
-      expect(await batch.innerText()).toMatch(/Cancelled — nothing was left behind( \(\d+ of 151 files had arrived\))?/);
+      // What is true of it: the files that had arrived stay, and so does the folder made for them.
+      expect(await batch.innerText()).toMatch(
+        /Cancelled — (\d+ of 151 files had arrived and stay on the server;|none of the 151 files had arrived, and) no partial file was left\. The folder many-up was made for this upload and stays\./,
+      );
       expect(parts()).toEqual([]);
       expect(existsSync(join(up, 'big.bin'))).toBe(false);
 
@@ -335,6 +340,9 @@ describe('the SFTP panel of an SSH tab', () => {
       await ask.getByRole('button', { name: 'Cancel' }).click();
       const again = panel().locator('.transfer[data-state="done"]').filter({ hasText: 'many-up' }).getByRole('note');
       await expect.poll(() => again.innerText().catch(() => ''), { timeout: 20_000 }).toContain('151 files that were already there were kept.');
+      // Nothing was sent, and the row does not count the kept files' bytes as if it had been.
+      const kept = panel().locator('.transfer[data-state="done"]').filter({ hasText: '151 files that were already there were kept.' });
+      expect(await kept.locator('.transfer-meta').innerText()).toBe('✓ Nothing uploaded');
       expect(await page.getByRole('dialog', { name: /^Replace/ }).count()).toBe(0);
     } finally {
       rmSync(up, { recursive: true, force: true });
@@ -803,7 +811,9 @@ describe('the SFTP panel of an SSH tab', () => {
     await panel().getByRole('button', { name: 'New file' }).click();
     await ask.locator('input').fill('todo.md');
     await ask.getByRole('button', { name: 'Create' }).click();
-    await page.locator('.toasts .toast', { hasText: 'already there' }).waitFor();
+    await expect.poll(() => ask.getByRole('alert').innerText({ timeout: 500 }).catch(() => '')).toContain('already there');
+    await ask.getByRole('button', { name: 'Cancel' }).click();
+    await ask.waitFor({ state: 'detached' });
     expect(readFileSync(remote('todo.md'), 'utf8')).toBe('- renew certs\n');
 
     await menu('todo.md', 'Copy path');

@@ -39,6 +39,11 @@ export interface TransferRow {
    * host's transfers of its files report to it (claim), and its runner ends it.
    */
   batch: boolean;
+  /**
+   * A batch's folders that were not on the server before it (the top ones: "site" of a folder
+   * upload), made for it: they stay if it is cancelled, and its row says so.
+   */
+  madeFolders: string[];
 }
 
 const KEEP_FINISHED = 30;
@@ -108,7 +113,7 @@ export const useSftpStore = defineStore('sftp', () => {
   }
 
   function add(
-    t: Omit<TransferRow, 'bytesPerSecond' | 'etaSeconds' | 'filesDone' | 'filesTotal' | 'error' | 'errorCode' | 'unseen' | 'notice' | 'state' | 'retryable' | 'batch'> &
+    t: Omit<TransferRow, 'bytesPerSecond' | 'etaSeconds' | 'filesDone' | 'filesTotal' | 'error' | 'errorCode' | 'unseen' | 'notice' | 'state' | 'retryable' | 'batch' | 'madeFolders'> &
       Partial<TransferRow>,
   ): TransferRow {
     const existing = row(t.id);
@@ -128,6 +133,7 @@ export const useSftpStore = defineStore('sftp', () => {
       state: 'running',
       retryable: false,
       batch: false,
+      madeFolders: [],
       ...t,
     };
     transfers.value.unshift(fresh);

@@ -376,12 +376,31 @@ export function useSftpTransfers(sessionId: () => string | null) {
    */
   async function uploadBatch(
     items: BatchItem[],
-    opts: { name: string; remotePath: string; askReplace: (item: BatchItem) => Promise<boolean>; replace?: boolean | null; landed?: () => void },
+    opts: {
+      name: string;
+      remotePath: string;
+      askReplace: (item: BatchItem) => Promise<boolean>;
+      replace?: boolean | null;
+      landed?: () => void;
+      /** The folders made for this upload (not there before it): they stay if it is cancelled. */
+      madeFolders?: string[];
+    },
   ): Promise<{ failed: { item: BatchItem; message: string }[]; kept: number }> {
     const sid = requireSession();
     const id = `batch-${++batchCount}`;
     const totalBytes = items.reduce((n, it) => n + it.file.size, 0);
-    const r = store.add({ id, sessionId: sid, direction: 'upload', name: opts.name, remotePath: opts.remotePath, bytes: 0, totalBytes, batch: true, filesTotal: items.length });
+    const r = store.add({
+      id,
+      sessionId: sid,
+      direction: 'upload',
+      name: opts.name,
+      remotePath: opts.remotePath,
+      bytes: 0,
+      totalBytes,
+      batch: true,
+      filesTotal: items.length,
+      madeFolders: opts.madeFolders ?? [],
+    });
     const signal = store.abortController(id).signal;
     let replace: Promise<boolean> | null = opts.replace === undefined || opts.replace === null ? null : Promise.resolve(opts.replace);
     const left: BatchItem[] = [];
@@ -477,7 +496,8 @@ export function useSftpTransfers(sessionId: () => string | null) {
     }
     const answer = replace === null ? null : await replace;
     const retryable = [...left, ...failed.map((f) => f.item)];
-    if (retryable.length) store.setRetry(id, () => uploadBatch(retryable, { ...opts, replace: answer }).then(() => undefined));
+    // A retry makes no folder: those this upload made are there by then.
+    if (retryable.length) store.setRetry(id, () => uploadBatch(retryable, { ...opts, replace: answer, madeFolders: [] }).then(() => undefined));
     // Files kept, else what the host said of a file (an owner that changed).
     const note = (kept ? `${kept} ${kept === 1 ? 'file that was' : 'files that were'} already there ${kept === 1 ? 'was' : 'were'} kept.` : null) ?? r.notice;
     if (signal.aborted) store.update(id, { state: 'cancelled', bytesPerSecond: 0, etaSeconds: null, notice: note });

@@ -1,0 +1,39 @@
+import { formatBytes } from './format.js';
+import type { TransferRow } from './sftp-store.js';
+
+/** What the transfers list says of a finished row; only what the row knows. */
+type Ended = Pick<TransferRow, 'direction' | 'bytes' | 'totalBytes' | 'filesDone' | 'filesTotal' | 'batch' | 'madeFolders'>;
+
+/**
+ * "Uploaded 3.5 MB"; for several files "Uploaded 1000 files, 3.9 MB". A batch counts the files
+ * that arrived and their bytes: files that were already there and kept were not sent (its note
+ * says how many), and a batch that kept them all sent nothing.
+ */
+export function doneText(t: Ended): string {
+  const verb = t.direction === 'upload' ? 'Uploaded' : 'Downloaded';
+  if (t.batch) {
+    if (t.filesDone === 0) return `Nothing ${verb.toLowerCase()}`;
+    return `${verb} ${t.filesDone} ${t.filesDone === 1 ? 'file' : 'files'}, ${formatBytes(t.bytes)}`;
+  }
+  const files = (t.filesTotal ?? 0) > 1 ? ` ${t.filesDone} files,` : '';
+  return `${verb}${files} ${formatBytes(t.totalBytes ?? t.bytes)}`;
+}
+
+/**
+ * A cancelled transfer leaves no partial file: the host removes the temp a file was being
+ * written to, and a file it would have replaced is as it was. Of a batch, the files that had
+ * arrived stay (a cancel does not take them back, and a Retry sends only the rest), and so do
+ * the folders made for it, before its first file, even with nothing in them.
+ */
+export function cancelledText(t: Ended): string {
+  if (!t.batch) return 'Cancelled — nothing was left behind';
+  const total = t.filesTotal ?? 0;
+  const arrived =
+    t.filesDone > 0
+      ? `Cancelled — ${t.filesDone} of ${total} files had arrived and stay on the server; no partial file was left.`
+      : `Cancelled — none of the ${total} files had arrived, and no partial file was left.`;
+  const made = t.madeFolders;
+  if (!made.length) return arrived;
+  if (made.length === 1) return `${arrived} The folder ${made[0]} was made for this upload and stays.`;
+  return `${arrived} The ${made.length} folders made for this upload (${made.join(', ')}) stay.`;
+}
