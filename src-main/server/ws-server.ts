@@ -81,9 +81,14 @@ function refuse(res: ServerResponse, status: number, text: string): void {
  * loopback by default. Every request needs the per-launch token (URL once, then an HttpOnly
  * cookie); browsers must also come from our own origin.
  */
+/** A host as a URL (and "host:port") writes it: an IPv6 address in brackets. */
+function hostInUrl(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
 /** Why the server could not listen, in words a person starting `wraith serve` can act on. */
 function listenError(err: Error, host: string, port: number): Error {
-  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const where = `${hostInUrl(host)}:${port}`;
   switch ((err as NodeJS.ErrnoException).code) {
     case 'EADDRINUSE':
       return new WraithError('EUNAVAILABLE', `Cannot listen on ${where}: another program is using that port. Choose another with --port, or --port 0 for any free one.`);
@@ -161,8 +166,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     server.listen(opts.port ?? 0, host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
-  const hostForUrl = host.includes(':') ? `[${host}]` : host;
-  const url = `http://${hostForUrl}:${port}`;
+  const url = `http://${hostInUrl(host)}:${port}`;
 
   return {
     url,
