@@ -272,7 +272,7 @@ describe('the clipboard and links', () => {
     await saveSettings(page, { copyOnSelect: false });
   });
 
-  it('opens an OSC 8 hyperlink as a plain web link: no blocking confirm, through the app', async () => {
+  it('opens an OSC 8 hyperlink as a plain web link: its address shown on hover, no blocking confirm, through the app', async () => {
     await browser.context.route('https://wraith-link.invalid/**', (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<title>linked</title>' }));
     // xterm's own handler asks with confirm(), which blocks the page until answered: say no.
     const dialogs: string[] = [];
@@ -287,10 +287,14 @@ describe('the clipboard and links', () => {
       await page.keyboard.type("clear; printf '\\033]8;;https://wraith-link.invalid/osc8\\033\\\\OSC8-LINK\\033]8;;\\033\\\\\\n'\n");
       await waitForLine(id, 'OSC8-LINK');
       const box = await renderedRow(panel, 'OSC8-LINK');
-      // the link is underlined on hover and opens on click
+      // the link is underlined on hover, a tip shows where it goes (its text does not say), and
+      // Ctrl+click opens it
       await page.mouse.move(box.x + 10, box.y + box.height / 2);
       await page.mouse.move(box.x + 20, box.y + box.height / 2);
+      await expect.poll(() => panel.locator('.link-tip-uri').textContent()).toBe('https://wraith-link.invalid/osc8');
+      await page.keyboard.down('Control');
       const [opened] = await Promise.all([browser.context.waitForEvent('page', { timeout: 10_000 }), page.mouse.click(box.x + 20, box.y + box.height / 2)]);
+      await page.keyboard.up('Control');
       await opened.waitForLoadState();
       expect(opened.url()).toBe('https://wraith-link.invalid/osc8');
       await opened.close();

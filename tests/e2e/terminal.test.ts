@@ -989,22 +989,43 @@ describe('terminals in browser mode', () => {
     await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe('select-42-me');
   });
 
-  it('opens a web link from the output in a new browser tab, only http(s)', async () => {
+  it('opens a web link from the output in a new browser tab on Ctrl+click, showing its address on hover', async () => {
     await browser.context.route('https://wraith-link.invalid/**', (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<title>linked</title>' }));
     const id = await activeSessionId();
-    await page.locator('.tab-panel:visible .xterm').click();
-    await page.keyboard.type('clear; echo https://wraith-link.invalid/docs?q=$((6*7))\n');
+    const pane = page.locator('.tab-panel:visible');
+    await pane.locator('.xterm').click();
+    await page.keyboard.type("clear; echo 'https://wraith-link.invalid/wiki/Bash_(Unix_shell)'; echo https://wraith-link.invalid/docs?q=$((6*7))\n");
     await waitForLine(id, 'https://wraith-link.invalid/docs?q=42');
-    const box = await renderedRow('https://wraith-link.invalid/docs?q=42');
-    const popup = browser.context.waitForEvent('page', { timeout: 10_000 });
-    // the link addon underlines on hover and opens on click
-    await page.mouse.move(box.x + 30, box.y + box.height / 2);
-    await page.mouse.move(box.x + 40, box.y + box.height / 2);
-    await page.mouse.click(box.x + 40, box.y + box.height / 2);
-    const opened = await popup;
-    await opened.waitForLoadState();
-    expect(opened.url()).toBe('https://wraith-link.invalid/docs?q=42');
-    await opened.close();
+    const box = await renderedRow('https://wraith-link.invalid/wiki/Bash_(Unix_shell)');
+    const opened: string[] = [];
+    const onPage = (p: Page) => opened.push(p.url());
+    browser.context.on('page', onPage);
+    try {
+      // the link addon underlines on hover, and a tip says where the link goes and how to open it
+      const at = async (x: number) => {
+        await page.mouse.move(box.x + x - 10, box.y + box.height / 2);
+        await page.mouse.move(box.x + x, box.y + box.height / 2);
+      };
+      await at(60);
+      await expect.poll(() => pane.locator('.link-tip').textContent()).toBe('https://wraith-link.invalid/wiki/Bash_(Unix_shell)Ctrl+click to open');
+      // a plain click is for focus and selection; Ctrl+click opens, parentheses and all
+      await page.mouse.click(box.x + 60, box.y + box.height / 2);
+      const popup = browser.context.waitForEvent('page', { timeout: 10_000 });
+      await at(60);
+      await page.keyboard.down('Control');
+      await page.mouse.click(box.x + 60, box.y + box.height / 2);
+      await page.keyboard.up('Control');
+      const first = await popup;
+      await first.waitForLoadState();
+      expect(first.url()).toBe('https://wraith-link.invalid/wiki/Bash_(Unix_shell)');
+      await first.close();
+      expect(opened).toHaveLength(1);
+      // the mouse leaving the link takes the tip away
+      await page.mouse.move(box.x + 5, box.y + box.height * 3);
+      await expect.poll(() => pane.locator('.link-tip').count()).toBe(0);
+    } finally {
+      browser.context.off('page', onPage);
+    }
   });
 
   it("saves the output as a text file from the right-click menu, the shell's history even under a full-screen program", async () => {

@@ -11,7 +11,7 @@ import { useSettingsStore } from '../../stores/settings.js';
 import { type HostLink, useHost } from '../../transport/index.js';
 import { toast } from '../../composables/dialogs.js';
 import { DomCursorBlink } from './cursor-blink.js';
-import { openExternal } from './external-links.js';
+import { WEB_LINK_PATTERN, clickOpensLink, openExternal } from './external-links.js';
 import { OutputFeeder } from './output-feeder.js';
 import { type PasteReason, inPieces, pasteReasons, withoutPasteMarkers } from './paste-lines.js';
 import { gpuDrawsWebgl } from './renderer-choice.js';
@@ -180,6 +180,19 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     if (how.direction === 'previous') return search.findPrevious(query, options);
     return search.findNext(query, { ...options, incremental: how.direction === 'typed' });
   }
+
+  /**
+   * The link under the mouse (its address, and where the mouse is in client pixels), for the
+   * pane's hover tip: an OSC 8 link's text may say anything, the tip shows where it goes.
+   */
+  const linkHover = ref<{ uri: string; x: number; y: number } | null>(null);
+  const links = {
+    activate: (ev: MouseEvent, uri: string) => {
+      if (clickOpensLink(ev)) openExternal(uri);
+    },
+    hover: (ev: MouseEvent, uri: string) => (linkHover.value = { uri, x: ev.clientX, y: ev.clientY }),
+    leave: () => (linkHover.value = null),
+  };
 
   let term: Terminal | null = null;
   let fit: FitAddon | null = null;
@@ -437,7 +450,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
       macOptionIsMeta: true,
       // OSC 8 hyperlinks open as plain links do: xterm's own handler asks with a confirm() that
       // blocks the page and then opens the window itself, past the app's opener.
-      linkHandler: { activate: (_ev, uri) => openExternal(uri) },
+      linkHandler: links,
     });
     term = t;
     fit = new FitAddon();
@@ -448,7 +461,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
       searchResult.value = { index: resultIndex + 1, count: resultCount };
     });
     disposers.push(() => onResults.dispose());
-    t.loadAddon(new WebLinksAddon((_ev, uri) => openExternal(uri)));
+    t.loadAddon(new WebLinksAddon(links.activate, { urlRegex: WEB_LINK_PATTERN, hover: links.hover, leave: links.leave }));
     const unicode = new Unicode11Addon();
     t.loadAddon(unicode);
     t.unicode.activeVersion = '11';
@@ -577,6 +590,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
 
   return {
     el,
+    linkHover,
     searchOpen,
     renderer,
     size,
