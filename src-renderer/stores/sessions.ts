@@ -648,10 +648,13 @@ export const useSessionsStore = defineStore('sessions', () => {
     if (tabs.value.some((t) => t.key === key)) activeKey.value = key;
   }
 
-  /** Marks a tab that is not shown: output came, or the bell rang (which outranks output). */
+  /**
+   * Marks a tab that is not shown: output came, or the bell rang (which outranks output). The
+   * panel's shell too, while the panel is hidden (the status bar's Local shell button shows it).
+   */
   function markAttention(key: string, what: 'activity' | 'bell'): void {
     if (key === activeKey.value) return;
-    const tab = tabs.value.find((t) => t.key === key);
+    const tab = tabs.value.find((t) => t.key === key) ?? (panelShell.value?.key === key ? panelShell.value : undefined);
     if (tab && tab.kind !== 'rdp' && tab.attention !== 'bell') tab.attention = what;
   }
 

@@ -1366,6 +1366,32 @@ describe('terminals in browser mode', () => {
     expect(after.slice(0, before.length - 1)).toEqual(before.slice(0, -1)); // only the prompt line took the new command
   });
 
+  it("marks the status bar's Local shell button when the hidden panel's shell prints or rings the bell, until it is shown", async () => {
+    const { panel, id } = await panelShell();
+    const button = page.locator('.status-bar .local-shell-btn');
+    const mark = button.locator('.tab-attention');
+    const hideAfter = async (command: string) => {
+      await page.keyboard.type(command);
+      await page.keyboard.press('Control+Shift+G');
+      await expect.poll(() => panel.isVisible()).toBe(false);
+    };
+
+    await hideAfter('sleep 1; echo hidden-$((6*7))\n');
+    await expect.poll(() => mark.getAttribute('aria-label'), { timeout: 10_000 }).toBe('new output');
+    expect(await button.getAttribute('title')).toContain('new output');
+    await button.click();
+    await panel.waitFor();
+    await waitForLine(id, 'hidden-42');
+    expect(await mark.count()).toBe(0);
+
+    await hideAfter("sleep 1; printf 'rang-%s\\a\\n' $((5*5))\n");
+    await expect.poll(() => mark.getAttribute('aria-label'), { timeout: 10_000 }).toBe('rang the bell');
+    await page.keyboard.press('Control+Shift+G');
+    await panel.waitFor();
+    await waitForLine(id, 'rang-25');
+    expect(await mark.count()).toBe(0);
+  });
+
   it('asks before "New shell" ends the running shell of the panel, and leaves no session that no view shows', async () => {
     const api = await connectWebSocket(server.url, new URL(server.openUrl).searchParams.get('token') ?? '');
     try {
