@@ -1,6 +1,7 @@
 /**
  * Tabs re-attached after a page reload, and the keys that close tabs, in real Chromium against a
- * real sshd: a dropped SSH tab still says why; a local shell (panel or tab) whose session ended
+ * real sshd: a dropped SSH tab still says why, and is not left in a dropped full-screen program's
+ * modes; a local shell (panel or tab) whose session ended
  * starts the same shell again; Ctrl+Shift+W in the local shell panel and Ctrl+W in a terminal's
  * Find field close no tab, and no window-wide key acts behind an open file editor. Closing a
  * running tab does not ask here (the test hosts' setting), so a wrong close would happen at once.
@@ -98,6 +99,45 @@ describe('after a page reload', () => {
     await banner(front).getByRole('button', { name: 'Reconnect' }).click();
     await banner(front).waitFor({ state: 'detached', timeout: 20_000 });
     await typeAndSee(page, id, 'echo "back-$((6*7))"', 'back-42');
+  });
+
+  it('a tab re-attached to a dropped session resets the modes its full-screen program left, after the output read back', async () => {
+    const front = page.locator('.tab-panel:visible');
+    const id = await activeSessionId(page);
+    const xterm = front.locator('.xterm');
+    await typeAndSee(page, id, 'echo "before-$((4*4))"', 'before-16');
+    // As vim or mc set it up: alternate screen, mouse reports (SGR), the cursor hidden.
+    await xterm.click();
+    await page.keyboard.type("printf '\\033[?1049h\\033[?1000h\\033[?1006h\\033[?25l'; echo full-screen; sleep 600\n");
+    await expect.poll(async () => (await terminalText(page, id)).includes('full-screen')).toBe(true);
+    sshd.dropConnections();
+    await banner(front).getByRole('button', { name: 'Reconnect' }).waitFor({ timeout: 20_000 });
+
+    await reload();
+    await banner(front).getByRole('button', { name: 'Reconnect' }).waitFor();
+    // The output read back, then the normal screen with the notice, as a tab that saw the drop has it.
+    await expect.poll(async () => (await terminalText(page, id)).split('\n').map((l) => l.trimEnd()), { timeout: 15_000 }).toContain('before-16');
+    expect(await terminalText(page, id)).toMatch(/— Disconnected: Connection to db01 lost.* Press Enter to reconnect\.$/);
+    // A right click is the terminal's menu, not a mouse report for a program long gone.
+    await xterm.click({ button: 'right', position: { x: 200, y: 40 } });
+    const menu = page.getByRole('menu', { name: 'Terminal' });
+    await menu.waitFor({ timeout: 3_000 });
+    await page.keyboard.press('Escape');
+    await menu.waitFor({ state: 'detached' });
+
+    await banner(front).getByRole('button', { name: 'Reconnect' }).click();
+    await banner(front).waitFor({ state: 'detached', timeout: 20_000 });
+    await xterm.click({ position: { x: 200, y: 40 } });
+    await typeAndSee(page, id, 'echo "clicked-$((2*3))"', 'clicked-6');
+
+    // Reloaded again, the open session's output is read back, the old program's modes in it:
+    // the host put the reset after them when it dropped, so the new shell's screen is shown.
+    await reload();
+    await expect.poll(async () => (await terminalText(page, id)).split('\n').map((l) => l.trimEnd()), { timeout: 15_000 }).toContain('clicked-6');
+    await xterm.click({ button: 'right', position: { x: 200, y: 40 } });
+    await menu.waitFor({ timeout: 3_000 });
+    await page.keyboard.press('Escape');
+    await menu.waitFor({ state: 'detached' });
   });
 
   it('a local shell re-attached in the panel or a tab starts the same shell again once its session is gone (Kill, or closed elsewhere)', async () => {

@@ -1,10 +1,13 @@
 import type { SessionInfo } from '../../common/contract/sessions.js';
 import { WraithError } from '../../common/errors.js';
+import { FRESH_MODES } from '../../common/terminal-modes.js';
 import { allocFramed } from '../frame-headroom.js';
 import type { EventBus } from '../router.js';
 import type { SessionHandle } from '../sessions/session-registry.js';
 import { Osc7Tracker } from './osc7.js';
 import { DEFAULT_RING_BUFFER_BYTES, type RingRead, TerminalRingBuffer } from './ring-buffer.js';
+
+const FRESH_MODES_BYTES = Buffer.from(FRESH_MODES);
 
 /** Where a terminal's bytes come from and go to: an SSH shell channel or a local PTY. */
 export interface TerminalSource {
@@ -152,8 +155,14 @@ export abstract class TerminalSession implements SessionHandle {
     this.unacked = 0;
   }
 
-  /** Subclasses detach when the source ended; pending output is flushed first. */
+  /**
+   * Subclasses detach when the source ended; pending output is flushed first, ending with the
+   * modes put back (FRESH_MODES): in the ring too, so a view that reads the output back later
+   * (after a reload, or once a reconnect's new shell has added to it) is not left in the alternate
+   * screen with mouse reports on by a full-screen program that never undid them.
+   */
   protected detachSource(): void {
+    if (this.source) this.output(FRESH_MODES_BYTES);
     this.flush();
     this.source = null;
     this.paused = false;

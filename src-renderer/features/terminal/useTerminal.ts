@@ -6,6 +6,7 @@ import { WebglAddon } from '@xterm/addon-webgl';
 import { Terminal } from '@xterm/xterm';
 import { type MaybeRefOrGetter, onBeforeUnmount, onMounted, ref, toValue, watch } from 'vue';
 import { terminalFontSize } from '@common/contract/settings.js';
+import { FRESH_MODES } from '@common/terminal-modes.js';
 import type { TerminalBackend } from '../../stores/sessions.js';
 import { useSettingsStore } from '../../stores/settings.js';
 import { type HostLink, useHost } from '../../transport/index.js';
@@ -55,19 +56,6 @@ const encoder = new TextEncoder();
  */
 const WRITE_PIECE_CHARS = 256 * 1024;
 
-/**
- * What puts a terminal back as a fresh one has it, once the program that set its modes is gone (a
- * full-screen program whose connection dropped never undid them): the mouse would go on sending
- * reports that the next shell runs as commands, the cursor stay hidden, the screen stay the
- * alternate one. The scrollback stays.
- * - ESC 7 then ESC[?1049l: back to the normal screen and where its cursor was; saving first
- *   makes the restore a no-op when the normal screen is already shown.
- * - ESC[!p (DECSTR): cursor shown, colours and charsets reset, scroll region whole, and the
- *   modes bracketed paste, application cursor keys and keypad, focus reports, insert, origin
- *   and synchronized output off, cursor shape back to the setting.
- * - Mouse tracking off in every protocol and encoding (DECSTR leaves it).
- */
-const FRESH_MODES = '\x1b7\x1b[?1049l\x1b[!p\x1b[?9;1000;1002;1003;1005;1006;1015;1016l';
 
 /** Whether this outage's lost keystrokes were mentioned (once per outage, not per key). */
 let saidNotSent = false;
@@ -208,6 +196,8 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
   const disposers: (() => void)[] = [];
   /** Feeds the attached session's output to xterm; local notices queue behind it. */
   let feeder: OutputFeeder | null = null;
+  /** A re-attached view's read of the session's earlier output, while it is out: notices wait for it. */
+  let replaying: Promise<void> | null = null;
 
   function send(data: string | Uint8Array<ArrayBuffer>): void {
     if (!attached) return;
@@ -320,7 +310,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     detach = [release, unregister, offOpen, () => output.dispose(), () => (feeder = null), () => (live = false)];
 
     if (backlog) {
-      host
+      replaying = host
         .call('terminal.read', { sessionId: id, maxBytes: 256 * 1024 })
         .then((r) => {
           if (!live) return;
@@ -330,7 +320,10 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
           expected = Math.max(expected ?? 0, r.nextSeq);
         })
         .catch(() => undefined)
-        .finally(releaseBacklog);
+        .finally(() => {
+          replaying = null;
+          releaseBacklog();
+        });
     }
     host.call('terminal.resize', { sessionId: id, cols: t.cols, rows: t.rows }).catch(() => undefined);
   }
@@ -599,12 +592,19 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     /**
      * The session's program is gone (it ended, or its connection dropped): puts the terminal's
      * modes back as a fresh terminal has them (FRESH_MODES) and writes a local notice, dimmed.
-     * Both go after the output already received, which the feeder may still be writing.
+     * Both go after the output already received, which the feeder may still be writing, or a
+     * re-attached view may still be reading back.
      */
     sessionOver: (text: string) => {
       const bytes = encoder.encode(`${FRESH_MODES}\r\n\x1b[2m${text}\x1b[0m\r\n`);
-      if (feeder) feeder.push(bytes, 0);
-      else term?.write(bytes);
+      const write = () => {
+        if (feeder) feeder.push(bytes, 0);
+        else term?.write(bytes);
+      };
+      // After a reload the earlier output (a full-screen program's modes with it) is still being
+      // read back: the reset goes after it.
+      if (replaying) void replaying.then(write);
+      else write();
     },
     searchResult,
     find,
