@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { homedir, hostname, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, expect, test, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { App } from '../../src-main/node/app.js';
 import { importSshConfig } from '../../src-main/node/connections/ssh-config-import.js';
 
@@ -229,6 +229,8 @@ test('a hop that cannot be imported names the entry left out with it', () => {
 test('settings that change where or how a connection goes, which Wraith cannot keep, are notes', () => {
   const dir = mkdtempSync(join(tmpdir(), 'wraith-exec-'));
   const marker = join(dir, 'ran');
+  // A home without the key files named below.
+  vi.stubEnv('HOME', dir);
   const r = importSshConfig(app.connections, {
     text: `
 Host web
@@ -251,8 +253,9 @@ Host plain
   IdentityAgent SSH_AUTH_SOCK
 `,
   });
+  vi.unstubAllEnvs();
   expect(r.notes.filter((n) => n.host === 'web').map((n) => n.note)).toEqual([
-    'IdentityFile ~/.ssh/id_rsa: not imported, a connection keeps one key file (this one uses ~/.ssh/id_web).',
+    'IdentityFile ~/.ssh/id_rsa: not imported, a connection keeps one key file (this one uses ~/.ssh/id_web, the first written, as none of them exists here).',
     'BindAddress 192.0.2.1: not imported, Wraith connects from the address the system picks.',
     'CertificateFile ~/.ssh/id_web-cert.pub: not imported, Wraith logs in with the key alone, without a certificate.',
     'IdentityAgent ~/.1password/agent.sock: not imported, Wraith uses the agent at SSH_AUTH_SOCK.',
@@ -327,4 +330,122 @@ Match all
     vi.unstubAllEnvs();
     rmSync(home, { recursive: true, force: true });
   }
+});
+
+describe('IdentityFile', () => {
+  let home: string;
+  /** A file (a key, for the importer: it only looks whether one exists) under the temp home. */
+  const touch = (path: string) => {
+    mkdirSync(join(home, path, '..'), { recursive: true });
+    writeFileSync(join(home, path), 'key\n');
+  };
+  beforeEach(() => {
+    home = mkdtempSync(join(tmpdir(), 'wraith-keys-'));
+    // ~, %d and the notes' "~/" are this home.
+    vi.stubEnv('HOME', home);
+  });
+  afterEach(() => {
+    vi.unstubAllEnvs();
+    rmSync(home, { recursive: true, force: true });
+  });
+  const notesOf = (r: ReturnType<typeof importSshConfig>, host: string) => r.notes.filter((n) => n.host === host).map((n) => n.note);
+
+  test('its %-tokens and ~ are expanded for each host, as ssh expands them', () => {
+    touch('keys/web02-ops@2200');
+    const r = importSshConfig(app.connections, {
+      text: `
+Host Web01 web02
+  HostName %h.Example.com
+  User ops
+  Port 2200
+  IdentityFile ~/.ssh/id_%h
+  IdentityFile %d/keys/%n-%r@%p
+
+Host tokens
+  HostName 10.0.0.9
+  User deploy
+  HostKeyAlias KeyAlias
+  IdentityFile ~/.ssh/%u-%i-%L-%l-%k-100%%
+
+Host noalias
+  HostName 10.0.0.10
+  User deploy
+  IdentityFile ~/.ssh/id_%k
+`,
+    });
+    const c = byName(r.created);
+    // %h is the host connected to, in lower case as ssh matches it; %n the name as given.
+    expect(c.Web01).toMatchObject({ host: 'Web01.Example.com', authMethod: 'key', keyPath: join(home, '.ssh/id_web01.example.com') });
+    expect(notesOf(r, 'Web01')).toEqual([
+      'IdentityFile %d/keys/%n-%r@%p: not imported, a connection keeps one key file (this one uses ~/.ssh/id_web01.example.com, the first written, as none of them exists here).',
+    ]);
+    // For web02 the second file exists: each host's own values decide which.
+    expect(c.web02).toMatchObject({ keyPath: join(home, 'keys/web02-ops@2200') });
+    expect(notesOf(r, 'web02')).toEqual([
+      'IdentityFile ~/.ssh/id_%h: not imported, a connection keeps one key file (this one uses ~/keys/web02-ops@2200, the first that exists here).',
+    ]);
+    const local = hostname();
+    expect(c.tokens?.keyPath).toBe(join(home, `.ssh/${userInfo().username}-${process.getuid?.()}-${local.split('.')[0]}-${local}-keyalias-100%`));
+    expect(c.noalias?.keyPath).toBe(join(home, '.ssh/id_noalias'));
+    expect(notesOf(r, 'tokens')).toEqual([]);
+    expect(r.skipped).toEqual([]);
+  });
+
+  test('of several, the first that exists is kept, and each other one is a note', () => {
+    touch('.ssh/id_there');
+    touch('.ssh/id_also_there');
+    mkdirSync(join(home, '.ssh/a_folder'));
+    const r = importSshConfig(app.connections, {
+      text: `
+Host multi
+  HostName 10.0.0.7
+  User u
+  IdentityFile ~/.ssh/id_missing
+  IdentityFile ~/.ssh/a_folder
+  IdentityFile ~/.ssh/id_there
+  IdentityFile ~/.ssh/id_also_there
+
+Host *
+  IdentityFile ~/.ssh/id_there
+`,
+    });
+    expect(byName(r.created).multi).toMatchObject({ authMethod: 'key', keyPath: join(home, '.ssh/id_there') });
+    const kept = '(this one uses ~/.ssh/id_there, the first that exists here).';
+    // The same file from Host * is the one kept, not another to note.
+    expect(notesOf(r, 'multi')).toEqual([
+      `IdentityFile ~/.ssh/id_missing: not imported, a connection keeps one key file ${kept}`,
+      `IdentityFile ~/.ssh/a_folder: not imported, a connection keeps one key file ${kept}`,
+      `IdentityFile ~/.ssh/id_also_there: not imported, a connection keeps one key file ${kept}`,
+    ]);
+  });
+
+  test('a path with what cannot be known at import (%C, ~user, ${VAR}) is kept as written, with a note', () => {
+    touch('.ssh/id_there');
+    const r = importSshConfig(app.connections, {
+      text: `
+Host hashed
+  HostName 10.0.0.8
+  User u
+  IdentityFile ~/.ssh/id_%C
+
+Host others
+  HostName 10.0.0.9
+  User u
+  IdentityFile ~someone/.ssh/id_%h
+  IdentityFile \${KEYS}/id_%j
+  IdentityFile ~/.ssh/id_there
+`,
+    });
+    const c = byName(r.created);
+    expect(c.hashed).toMatchObject({ authMethod: 'key', keyPath: '~/.ssh/id_%C' });
+    expect(notesOf(r, 'hashed')).toEqual([
+      "IdentityFile ~/.ssh/id_%C: kept as written, Wraith cannot know %C when importing. Edit the connection's key file if ssh would read another.",
+    ]);
+    // Whether those exist is not known; one that does is kept.
+    expect(c.others).toMatchObject({ keyPath: join(home, '.ssh/id_there') });
+    expect(notesOf(r, 'others')).toEqual([
+      'IdentityFile ~someone/.ssh/id_%h: not imported, a connection keeps one key file (this one uses ~/.ssh/id_there, the first that exists here).',
+      'IdentityFile ${KEYS}/id_%j: not imported, a connection keeps one key file (this one uses ~/.ssh/id_there, the first that exists here).',
+    ]);
+  });
 });

@@ -4,8 +4,10 @@ import { join } from 'node:path';
 import SSHConfig, { type ComputeOptions, type Line, type Match, type MatchOptions } from 'ssh-config';
 import type { Connection } from '../../common/contract/connections.js';
 import { WraithError } from '../../common/errors.js';
+import { expandHome } from '../paths.js';
 import type { ConnectionsService } from './connections-service.js';
 import { forwardsFromSshConfig } from './ssh-config-forwards.js';
+import { identityFromSshConfig } from './ssh-config-identity.js';
 import { displayPath, expandIncludes, show } from './ssh-config-include.js';
 
 export interface ImportResult {
@@ -30,7 +32,7 @@ type Settings = Record<string, string | string[]>;
 /**
  * Settings that change where a connection goes or how it logs in, which a Wraith connection has
  * no place for: each one found becomes a note on the connection, with why. ProxyCommand and
- * extra IdentityFile lines are noted where the rest are read.
+ * IdentityFile lines not kept are noted where the rest are read.
  */
 const NOT_KEPT: [key: string, directive: string, why: string][] = [
   ['bindaddress', 'BindAddress', 'Wraith connects from the address the system picks'],
@@ -63,10 +65,6 @@ function first(v: string | string[] | undefined): string | undefined {
 
 function all(v: string | string[] | undefined): string[] {
   return v === undefined ? [] : Array.isArray(v) ? v : [v];
-}
-
-function expandHome(p: string): string {
-  return p === '~' ? homedir() : p.startsWith('~/') ? join(homedir(), p.slice(2)) : p;
 }
 
 /** "user@host:port" / "host" / "[::1]:22" / "ssh://user@host:port" → parts. */
@@ -214,9 +212,25 @@ export function importSshConfig(
       }
     }
 
-    const identities = all(settings.identityfile);
-    const identity = identities[0];
-    for (const other of identities.slice(1)) notes.push(`IdentityFile ${other}: not imported, a connection keeps one key file (this one uses ${identity}).`);
+    const portText = spec.port?.toString() ?? first(settings.port);
+    const port = portText ? Number(portText) : 22;
+    if (!Number.isInteger(port) || port < 1 || port > 65535) return skip(name, `Port "${portText}" is not a valid port`);
+    // As ssh does: no User means the local login name.
+    const givenUser = (first(settings.user) ?? '').trim();
+    const localUser = localLoginName();
+    const username = givenUser || localUser;
+    if (!username) return skip(name, 'No User is given, and the account Wraith runs as has no login name to use instead: add a User line');
+
+    // The %-tokens in IdentityFile stand for this host's values (%h, %p, %r...), so they are expanded here, per host.
+    const identity = identityFromSshConfig(all(settings.identityfile), {
+      host,
+      given: spec.host,
+      hostKeyAlias: first(settings.hostkeyalias),
+      port,
+      user: username,
+      localUser,
+    });
+    notes.push(...identity.notes);
     for (const [key, directive, why] of NOT_KEPT) {
       for (const value of all(settings[key])) {
         if (value.toLowerCase() === 'none' || (key === 'identityagent' && /^\$?SSH_AUTH_SOCK$/.test(value))) continue;
@@ -229,22 +243,14 @@ export function importSshConfig(
     }
     notes.push(...unrunMatches(lookup, settings));
 
-    const portText = spec.port?.toString() ?? first(settings.port);
-    const port = portText ? Number(portText) : 22;
-    if (!Number.isInteger(port) || port < 1 || port > 65535) return skip(name, `Port "${portText}" is not a valid port`);
     // Forwards belong to an entry opened on its own, not to a hop that only carries another connection.
     const { forwards, notes: forwardNotes } =
       entry && !via
         ? forwardsFromSshConfig({ LocalForward: settings.localforward, RemoteForward: settings.remoteforward, DynamicForward: settings.dynamicforward })
         : { forwards: [], notes: [] };
     notes.push(...forwardNotes);
-    let username = (first(settings.user) ?? '').trim();
-    if (!username) {
-      // As ssh does: no User means the local login name.
-      const local = localLoginName();
-      if (!local) return skip(name, 'No User is given, and the account Wraith runs as has no login name to use instead: add a User line');
-      username = local;
-      notes.push(`No User is given: the user name is ${local}, the account Wraith runs as, as ssh would use. Edit the connection if the server expects another.`);
+    if (!givenUser) {
+      notes.push(`No User is given: the user name is ${username}, the account Wraith runs as, as ssh would use. Edit the connection if the server expects another.`);
     }
     try {
       const created = connections.create({
@@ -255,8 +261,8 @@ export function importSshConfig(
         username,
         groupId: opts.groupId ?? null,
         tags: ['ssh-config'],
-        authMethod: identity ? 'key' : 'agent',
-        keyPath: identity ? expandHome(identity) : null,
+        authMethod: identity.keyPath ? 'key' : 'agent',
+        keyPath: identity.keyPath,
         jumpHostId,
         sshOptions: { ...(forwards.length > 0 ? { forwards } : {}), ...(forwardAgent === 'yes' ? { agentForward: true } : {}) },
         rdpOptions: {},

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import SSHConfig, { type Directive, type Line, type Match } from 'ssh-config';
+import { expandHome } from '../paths.js';
 
 /** How deep Include may nest, as OpenSSH's READCONF_MAX_DEPTH: deeper is a file that includes itself. */
 const MAX_INCLUDE_DEPTH = 16;
@@ -87,7 +88,7 @@ function include(line: Directive, label: string, ctx: Context, depth: number): L
       notes.push({ host: label, note: `Include ${spec}: not followed, Wraith does not expand the %-tokens and \${variables} in it.` });
       continue;
     }
-    const pattern = expandTilde(spec);
+    const pattern = expandHome(spec);
     const path = isAbsolute(pattern) ? pattern : join(dir, pattern);
     const files = globFiles(path);
     if (files.length === 0) {
@@ -133,10 +134,6 @@ function appliesToAll(section: Directive | Match): boolean {
 /** An empty copy of a Host or Match line, to collect the lines of its section anew. */
 function openAgain<T extends Directive>(section: T): T & { config: SSHConfig } {
   return { ...section, config: new SSHConfig() };
-}
-
-function expandTilde(p: string): string {
-  return p === '~' ? homedir() : p.startsWith('~/') ? join(homedir(), p.slice(2)) : p;
 }
 
 export function displayPath(p: string): string {
