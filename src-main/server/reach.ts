@@ -1,5 +1,5 @@
-import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
+import { hostAndPort } from '../common/host-address.js';
 
 /** What `wraith serve` says besides its URL, by where it listens: stdout lines and stderr warnings. */
 export interface ReachNotes {
@@ -30,8 +30,8 @@ export function reachNotes(host: string, port: number, token: string, interfaces
       // Link-local IPv6 needs a zone a URL cannot carry well; loopback is the printed URL already.
       .filter((a) => !a.internal && !(a.family === 'IPv6' && a.address.toLowerCase().startsWith('fe80')))
       .sort((a, b) => (a.family === b.family ? 0 : a.family === 'IPv4' ? -1 : 1))
-      .map((a) => (isIP(a.address) === 6 ? `[${a.address}]` : a.address));
-    for (const a of addresses) out.push(`  also at http://${a}:${port}/?token=${token}`);
+      .map((a) => a.address);
+    for (const a of addresses) out.push(`  also at http://${hostAndPort(a, port)}/?token=${token}`);
   }
   return {
     out,

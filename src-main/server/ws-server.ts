@@ -6,6 +6,7 @@ import { extname, join, normalize, sep } from 'node:path';
 import { WebSocket, WebSocketServer } from 'ws';
 import { MAX_FRAME_BYTES, type ServerMessage } from '../common/protocol.js';
 import { WraithError, toSerializedError } from '../common/errors.js';
+import { hostAndPort } from '../common/host-address.js';
 import type { App } from '../node/app.js';
 import { openConnection } from '../node/connection.js';
 import { decodeFrame, encodeBytesEvent, encodeFrame } from './codec.js';
@@ -76,19 +77,9 @@ function refuse(res: ServerResponse, status: number, text: string): void {
   res.end(text + '\n');
 }
 
-/**
- * The headless host: the built renderer over HTTP and the contract over a WebSocket, on
- * loopback by default. Every request needs the per-launch token (URL once, then an HttpOnly
- * cookie); browsers must also come from our own origin.
- */
-/** A host as a URL (and "host:port") writes it: an IPv6 address in brackets. */
-function hostInUrl(host: string): string {
-  return host.includes(':') ? `[${host}]` : host;
-}
-
 /** Why the server could not listen, in words a person starting `wraith serve` can act on. */
 function listenError(err: Error, host: string, port: number): Error {
-  const where = `${hostInUrl(host)}:${port}`;
+  const where = hostAndPort(host, port);
   switch ((err as NodeJS.ErrnoException).code) {
     case 'EADDRINUSE':
       return new WraithError('EUNAVAILABLE', `Cannot listen on ${where}: another program is using that port. Choose another with --port, or --port 0 for any free one.`);
@@ -101,6 +92,11 @@ function listenError(err: Error, host: string, port: number): Error {
   }
 }
 
+/**
+ * The headless host: the built renderer over HTTP and the contract over a WebSocket, on
+ * loopback by default. Every request needs the per-launch token (URL once, then an HttpOnly
+ * cookie); browsers must also come from our own origin.
+ */
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const { app } = opts;
   const token = opts.token ?? randomBytes(24).toString('base64url');
@@ -166,7 +162,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     server.listen(opts.port ?? 0, host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
-  const url = `http://${hostInUrl(host)}:${port}`;
+  const url = `http://${hostAndPort(host, port)}`;
 
   return {
     url,

@@ -15,6 +15,7 @@ import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
 import { toDesktopPoint } from '../../src-main/node/rdp/screenshot.js';
 import { type RdpTestServer, startRdpServer } from '../fixtures/rdp-server.js';
+import { failure } from '../fixtures/errors.js';
 import { freePort } from '../fixtures/net.js';
 import { startSshd } from '../fixtures/sshd.js';
 
@@ -24,7 +25,7 @@ let client: ContractClient;
 let connectionId: string;
 
 beforeAll(async () => {
-  server = await startRdpServer({ width: 1600, height: 900 });
+  server = await startRdpServer({ width: 1600, height: 900, ipv6Loopback: true });
   app = new App({ dataDir: mkdtempSync(join(tmpdir(), 'wraith-rdp-svc-')), host: 'in-process' });
   client = connectInProcess(app);
   client.subscribe(['rdp.', 'session.']);
@@ -52,6 +53,21 @@ test('unknown certificate first, then trusted: the session opens and is listed',
   expect(listed).toContainEqual(expect.objectContaining({ id: sessionId, kind: 'rdp', state: 'open', title: 'desk' }));
   await client.call('rdp.close', { sessionId });
   expect((await client.call('sessions.list')).find((s) => s.id === sessionId)).toBeUndefined();
+});
+
+test('an IPv6 host, saved as [::1] or ::1, is dialled as the address; its certificate is asked about as [::1]:port and trusted for both', async () => {
+  const bracketed = await client.call('connections.create', { name: 'desk6', kind: 'rdp', host: '[::1]', port: server.port, rdpOptions: { security: 'tls' } });
+  const unknown = await failure(client.call('rdp.open', { connectionId: bracketed.id }));
+  expect(unknown.code).toBe('ECERT_UNKNOWN');
+  expect(unknown.message).toBe(`The certificate of [::1]:${server.port} is not trusted yet. Check its fingerprint, then trust it to connect.`);
+  expect(unknown.details).toMatchObject({ host: '::1', port: server.port });
+  await client.call('hostkeys.trust', { kind: 'rdp', host: '::1', port: server.port, keyType: 'x509', fingerprint: String(unknown.details?.fingerprint) });
+  const bare = await client.call('connections.create', { name: 'desk6 bare', kind: 'rdp', host: '::1', port: server.port, rdpOptions: { security: 'tls' } });
+  for (const connectionId of [bracketed.id, bare.id]) {
+    const { sessionId } = await client.call('rdp.open', { connectionId });
+    expect((await client.call('sessions.list')).find((s) => s.id === sessionId)).toMatchObject({ state: 'open' });
+    await client.call('rdp.close', { sessionId });
+  }
 });
 
 test("a connection's picture quality decides whether H.264 is offered", async () => {
@@ -178,6 +194,18 @@ test('through an SSH jump host: the tunnel carries RDP, the certificate is check
     // The forwarded connection shows in sshd's log as a direct-tcpip channel to the RDP port.
     expect(sshd.readLog()).toMatch(new RegExp(`direct_tcpip.*target 127\\.0\\.0\\.1 port ${server.port}`));
     await client.call('sessions.close', { sessionId });
+
+    // Saved as [::1] behind the jump host: its certificate is asked about, and trusted, under the
+    // address, as when it is reached directly, and the server is asked for the address.
+    await client.call('hostkeys.forget', { kind: 'rdp', host: '::1', port: server.port });
+    const v6 = await client.call('connections.create', { name: 'behind6', kind: 'rdp', host: '[::1]', port: server.port, jumpHostId: jump.id, rdpOptions: { security: 'tls' } });
+    const unknown = await failure(client.call('rdp.open', { connectionId: v6.id }));
+    expect(unknown.code).toBe('ECERT_UNKNOWN');
+    expect(unknown.details).toMatchObject({ host: '::1', port: server.port });
+    await client.call('hostkeys.trust', { kind: 'rdp', host: '::1', port: server.port, keyType: 'x509', fingerprint: String(unknown.details?.fingerprint) });
+    const v6Session = (await client.call('rdp.open', { connectionId: v6.id })).sessionId;
+    expect(sshd.readLog()).toMatch(new RegExp(`direct_tcpip.*target ::1 port ${server.port}`));
+    await client.call('sessions.close', { sessionId: v6Session });
   } finally {
     await sshd.stop();
   }

@@ -363,12 +363,27 @@ describe('an IPv6 host', () => {
       const unknown = await failure(client.call('ssh.open', { connectionId: bracketed }));
       expect(unknown.code).toBe('EHOSTKEY_UNKNOWN');
       expect(unknown.details).toMatchObject({ host: '::1', port, fingerprint: sshd.hostKeyFingerprint });
+      // Beside its port the address is in brackets: "::1:2222" could be an address alone.
+      expect(unknown.message).toContain(`The host key of [::1]:${port} (web01) is not known yet.`);
       await client.call('hostkeys.trust', { kind: 'ssh', host: '::1', port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
       expect(await whoami(bracketed)).toBe('wraith-pw');
       expect(await whoami(await connection({ ...auth, host: '::1' }))).toBe('wraith-pw');
       expect(dialled).toEqual(['::1', '::1', '::1']);
     } finally {
       relay.close();
+    }
+  });
+
+  test('a refusal names the address and port as [::1]:port, bare or bracketed as saved', async () => {
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '::1', r));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise<void>((r) => closed.close(() => r()));
+    for (const host of ['::1', '[::1]']) {
+      const id = await connection({ host, port, authMethod: 'password', secrets: { password: 'x' } });
+      const err = await failure(client.call('ssh.open', { connectionId: id }));
+      expect(err.code).toBe('EIO');
+      expect(err.message).toBe(`[::1]:${port} refused the connection (web01): no SSH server listens on that port.`);
     }
   });
 });

@@ -50,9 +50,9 @@ function roundTrip(port: number, text: string): Promise<string> {
 }
 
 /** A port nothing listens on (one that was just free). */
-async function deadPort(): Promise<number> {
+async function deadPort(host = '127.0.0.1'): Promise<number> {
   const closed = createServer();
-  await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+  await new Promise<void>((r) => closed.listen(0, host, r));
   const port = (closed.address() as AddressInfo).port;
   await new Promise<void>((r) => closed.close(() => r()));
   return port;
@@ -272,6 +272,24 @@ test('an IPv6 target written in brackets ([::1]) is reached as the address, thro
   } finally {
     await client.call('sessions.close', { sessionId });
     echo6.close();
+  }
+});
+
+test('an IPv6 target that is down is named in brackets in lastError, [::1]:port, as "::1:port" could be an address alone', async () => {
+  const dead = await deadPort('::1');
+  const { sessionId } = await client.call('ssh.open', { connectionId });
+  try {
+    for (const [kind, who] of [['local', 'web01'], ['remote', 'This computer']] as const) {
+      const t = await client.call('tunnels.start', { sessionId, kind, bindPort: 0, targetHost: '::1', targetPort: dead });
+      expect(await roundTrip(t.bindPort, 'anyone?')).toBe('');
+      const failed = await until('the refusal to be recorded', async () =>
+        (await client.call('tunnels.list', { sessionId })).tunnels.find((x) => x.tunnelId === t.tunnelId && x.lastError !== null),
+      );
+      expect(failed.lastError).toContain(`${who} could not connect to [::1]:${dead}: `);
+      await client.call('tunnels.stop', { tunnelId: t.tunnelId });
+    }
+  } finally {
+    await client.call('sessions.close', { sessionId });
   }
 });
 

@@ -3,8 +3,8 @@
  * shell's locale chosen: pure logic under the connect, whose real paths the sshd tests walk.
  */
 import { describe, expect, it } from 'vitest';
-import { hostToDial } from '../../src-main/common/contract/connections.js';
 import { methods } from '../../src-main/common/contract/index.js';
+import { hostToDial } from '../../src-main/common/host-address.js';
 import { localeEnv } from '../../src-main/node/ssh/ssh-service.js';
 
 const base = { name: 'web01', kind: 'ssh', username: 'ops' } as const;

@@ -28,15 +28,6 @@ function hasPort(host: string): boolean {
  */
 const ConnectionHost = Hostname.refine((h) => !hasPort(h), 'Enter the host without a port: the port goes in the Port field.');
 
-/**
- * The host as a socket dials it: an IPv6 address without the brackets a person may write it in
- * ("[::1]" → "::1"). Node, ssh2 and the server's direct-tcpip all want the bare address; with the
- * brackets they look it up as a name, which does not resolve.
- */
-export function hostToDial(host: string): string {
-  return /^\[.*\]$/.test(host) ? host.slice(1, -1) : host;
-}
-
 /** One message for every way a port can be wrong: not a number ("abc"), a fraction, out of range. */
 const Port = z.number({ error: 'A port is a whole number from 1 to 65535.' }).int().min(1).max(65535);
 const Tag = z.string().trim().min(1).max(40);

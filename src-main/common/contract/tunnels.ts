@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { hostAndPort } from '../host-address.js';
 import { ForwardFields, ForwardKind, LoopbackHost, forwardRules } from './connections.js';
 import { Id, Ok, event, method } from './define.js';
 
@@ -58,9 +59,9 @@ export function forwardKey(f: ForwardSpec): string {
 
 /** A forward in a person's words, as the tunnels dialog lists it. */
 export function describeForward(f: ForwardSpec): string {
-  const at = `${f.bindHost}:${f.bindPort === 0 ? 'any free port' : f.bindPort}`;
+  const at = hostAndPort(f.bindHost, f.bindPort === 0 ? 'any free port' : f.bindPort);
   if (f.kind === 'dynamic') return `SOCKS5 proxy on ${at}`;
-  const target = `${f.targetHost ?? 'localhost'}:${f.targetPort ?? '?'}`;
+  const target = hostAndPort(f.targetHost ?? 'localhost', f.targetPort ?? '?');
   return f.kind === 'remote' ? `Server ${at} → ${target} here` : `${at} → ${target}`;
 }
 

@@ -3,6 +3,7 @@ import type { AiSettings, ApprovalDetails, ToolEffect } from '../../common/contr
 import { isMethodName, methods } from '../../common/contract/index.js';
 import { TextEncoding } from '../../common/contract/sftp.js';
 import { WraithError } from '../../common/errors.js';
+import { hostAndPort } from '../../common/host-address.js';
 import { toDesktopPoint } from '../rdp/screenshot.js';
 
 /**
@@ -249,7 +250,7 @@ export function buildTools(): AiTool[] {
         run: async (ctx) => {
           const r = methods['connections.list'].output.parse(await ctx.call('connections.list', i.search ? { query: i.search } : {}));
           if (r.connections.length === 0) return { text: 'No saved connections.' };
-          return { text: r.connections.map((c) => `- ${c.id}: ${c.name} (${c.kind.toUpperCase()} ${c.username ? `${c.username}@` : ''}${c.host}:${c.port})`).join('\n') };
+          return { text: r.connections.map((c) => `- ${c.id}: ${c.name} (${c.kind.toUpperCase()} ${c.username ? `${c.username}@` : ''}${hostAndPort(c.host, c.port)})`).join('\n') };
         },
       }),
     }),

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SessionInfo } from '../../common/contract/sessions.js';
 import { type ErrorCode, WraithError } from '../../common/errors.js';
+import { hostAndPort, hostToDial } from '../../common/host-address.js';
 import type { ConnectionsService, ResolvedConnection } from '../connections/connections-service.js';
 import type { HostKeyStore } from '../hostkeys/host-key-store.js';
 import type { EventBus } from '../router.js';
@@ -32,7 +33,7 @@ function toWraithError(err: unknown, c: ResolvedConnection, knownFingerprint: st
   if (err instanceof WraithError) return err;
   if (err instanceof RdpError) {
     const code = NATIVE_CODES[err.code] ?? 'EIO';
-    const where = `${c.host}:${c.port}`;
+    const where = hostAndPort(c.host, c.port);
     if (code === 'ECERT_UNKNOWN') {
       return new WraithError('ECERT_UNKNOWN', `The certificate of ${where} is not trusted yet. Check its fingerprint, then trust it to connect.`, {
         host: c.host, port: c.port, keyType: 'x509', fingerprint: err.fingerprint, subject: err.subject, issuer: err.issuer,
@@ -79,7 +80,9 @@ class RdpTab implements SessionHandle {
   }
 
   async connect(width: number | undefined, height: number | undefined): Promise<{ width: number; height: number }> {
-    const c = this.connection;
+    // Dialled as SSH dials a hop: FreeRDP looks "[::1]", as a person may save it, up as a name
+    // that does not resolve. Its certificate is trusted and looked up under the bare address too.
+    const c = { ...this.connection, host: hostToDial(this.connection.host) };
     const known = this.service.hostKeys.list().find((k) => k.kind === 'rdp' && k.host === c.host && k.port === c.port);
     let target = { host: c.host, port: c.port };
     if (c.jumpHostId) {

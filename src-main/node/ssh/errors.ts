@@ -1,4 +1,5 @@
 import { WraithError } from '../../common/errors.js';
+import { hostAndPort } from '../../common/host-address.js';
 
 export interface HopLabel {
   name: string;
@@ -7,9 +8,9 @@ export interface HopLabel {
   username: string;
 }
 
-/** "web01 (deploy@10.0.0.5:22)" */
+/** "web01 (deploy@10.0.0.5:22)", "lab (root@[::1]:2222)" */
 export function label(hop: HopLabel): string {
-  return `${hop.name} (${hop.username ? hop.username + '@' : ''}${hop.host}:${hop.port})`;
+  return `${hop.name} (${hop.username ? hop.username + '@' : ''}${hostAndPort(hop.host, hop.port)})`;
 }
 
 /**
@@ -21,7 +22,7 @@ export function mapConnectError(err: unknown, hop: HopLabel): WraithError {
   const e = err instanceof Error ? err : new Error(String(err));
   const code = stringProp(e, 'code');
   const level = stringProp(e, 'level');
-  const where = `${hop.host}:${hop.port}`;
+  const where = hostAndPort(hop.host, hop.port);
   if (level === 'client-authentication') {
     return new WraithError(
       'EAUTH',

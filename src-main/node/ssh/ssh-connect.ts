@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
 import ssh2, { type AnyAuthMethod, type AuthHandlerMiddleware, Client, type Prompt } from 'ssh2';
-import { hostToDial } from '../../common/contract/connections.js';
 import { type CredentialNeed, MAX_LOGIN_TRIES } from '../../common/contract/ssh.js';
 import { WraithError } from '../../common/errors.js';
+import { hostAndPort, hostToDial } from '../../common/host-address.js';
 import type { ResolvedConnection } from '../connections/connections-service.js';
 import { type HostKeyStore, sshFingerprint } from '../hostkeys/host-key-store.js';
 import { expandHome } from '../paths.js';
@@ -321,12 +321,12 @@ export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: D
           verdict.status === 'unknown'
             ? new WraithError(
                 'EHOSTKEY_UNKNOWN',
-                `The host key of ${conn.host}:${conn.port} (${conn.name}) is not known yet. Check its fingerprint ${fingerprint} (${keyType}) and trust it to connect.`,
+                `The host key of ${hostAndPort(conn.host, conn.port)} (${conn.name}) is not known yet. Check its fingerprint ${fingerprint} (${keyType}) and trust it to connect.`,
                 details,
               )
             : new WraithError(
                 'EHOSTKEY_CHANGED',
-                `Host key for ${conn.host}:${conn.port} (${conn.name}) changed — possible man-in-the-middle; nothing was sent. ` +
+                `Host key for ${hostAndPort(conn.host, conn.port)} (${conn.name}) changed — possible man-in-the-middle; nothing was sent. ` +
                   `Known: ${verdict.knownFingerprint}, now offered: ${fingerprint}. If the server was really reinstalled, forget the old key and trust the new one.`,
                 { ...details, knownFingerprint: verdict.knownFingerprint, knownKeyType: verdict.knownKeyType },
               );
@@ -390,7 +390,7 @@ export function forwardTo(via: Client, viaConn: ResolvedConnection, next: Resolv
     via.forwardOut('127.0.0.1', 0, next.host, next.port, (err, stream) => {
       if (err) {
         reject(
-          new WraithError('EIO', `Jump host ${viaConn.name} could not reach ${next.host}:${next.port} (${next.name}): ${err.message}.`, {
+          new WraithError('EIO', `Jump host ${viaConn.name} could not reach ${hostAndPort(next.host, next.port)} (${next.name}): ${err.message}.`, {
             host: next.host,
             port: next.port,
           }),

@@ -1,7 +1,7 @@
 import { type AddressInfo, type Server, type Socket, createServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Client, ClientChannel } from 'ssh2';
-import { hostToDial } from '../../common/contract/connections.js';
+import { hostToDial } from '../../common/host-address.js';
 
 export interface Tunnel {
   host: string;

@@ -3,9 +3,9 @@ import { type AddressInfo, type Server, type Socket, connect, createServer } fro
 import type { Duplex } from 'node:stream';
 import { Socks5Server } from '@pondwader/socks5-server';
 import type { Client, ClientChannel, TcpConnectionDetails } from 'ssh2';
-import { hostToDial } from '../../common/contract/connections.js';
 import { type Tunnel, type TunnelKind, forwardKey } from '../../common/contract/tunnels.js';
 import { WraithError } from '../../common/errors.js';
+import { hostAndPort, hostToDial } from '../../common/host-address.js';
 import { carryThrough, splice } from './tunnel.js';
 
 /** What a tunnel needs of its session: the client to carry a connection through, now. */
@@ -178,7 +178,7 @@ export class Tunnels {
         socket,
         host,
         port,
-        (message) => this.refused(t, `${title} could not connect to ${host}:${port}: ${message}`),
+        (message) => this.refused(t, `${title} could not connect to ${hostAndPort(host, port)}: ${message}`),
         () => (t.info.lastError = null),
       );
       return;
@@ -190,7 +190,7 @@ export class Tunnels {
       // it again once the library is done (a microtask runs before the resume takes effect);
       // the pipe resumes it when the channel opens.
       queueMicrotask(() => socket.pause());
-      const where = `${conn.destAddress}:${conn.destPort}`;
+      const where = hostAndPort(conn.destAddress, conn.destPort);
       carryThrough(
         client,
         socket,
@@ -220,7 +220,7 @@ export class Tunnels {
     }).catch((err: Error) => {
       throw new WraithError(
         'EDENIED',
-        `${t.session.title} would not listen on ${t.info.bindHost}:${port} (${err.message}). The port may be in use there, need root (below 1024), or the server may forbid forwarding (AllowTcpForwarding).`,
+        `${t.session.title} would not listen on ${hostAndPort(t.info.bindHost, port)} (${err.message}). The port may be in use there, need root (below 1024), or the server may forbid forwarding (AllowTcpForwarding).`,
         { bindPort: port, reason: 'remote_listen_refused' },
       );
     });
@@ -249,7 +249,7 @@ export class Tunnels {
     // Node looks "[::1]", as a person may write it, up as a name: it wants the bare address.
     const socket = connect({ host: hostToDial(host), port });
     socket.once('connect', () => (t.info.lastError = null));
-    socket.on('error', (err) => this.refused(t, `This computer could not connect to ${host}:${port}: ${err.message}`));
+    socket.on('error', (err) => this.refused(t, `This computer could not connect to ${hostAndPort(host, port)}: ${err.message}`));
     splice(channel, socket);
   }
 
@@ -302,5 +302,5 @@ function listenError(err: NodeJS.ErrnoException, host: string, port: number): Wr
   if (err.code === 'EACCES') {
     return new WraithError('EDENIED', `Port ${port} needs administrator rights on this machine; choose a port of 1024 or above.`, { bindPort: port, reason: 'port_denied' });
   }
-  return new WraithError('EIO', `Cannot listen on ${host}:${port}: ${err.message}`, { bindPort: port });
+  return new WraithError('EIO', `Cannot listen on ${hostAndPort(host, port)}: ${err.message}`, { bindPort: port });
 }

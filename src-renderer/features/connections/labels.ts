@@ -4,16 +4,14 @@
  * what the rows show.
  */
 import type { Connection, Group } from '@common/contract/connections.js';
+import { hostAndPort } from '@common/host-address.js';
 
 const DEFAULT_PORT: Record<Connection['kind'], number> = { ssh: 22, rdp: 3389 };
 
 /** "ops@web01.example.com:2222", "ops@[fd00::7]:2200": the port only when it is not the kind's own. */
 export function connectionAddress(c: Pick<Connection, 'kind' | 'host' | 'port' | 'username'>): string {
   const user = c.username ? `${c.username}@` : '';
-  if (c.port === DEFAULT_PORT[c.kind]) return `${user}${c.host}`;
-  // An IPv6 address takes brackets before a port, as in a URL and in OpenSSH's known_hosts.
-  const host = c.host.includes(':') && !c.host.startsWith('[') ? `[${c.host}]` : c.host;
-  return `${user}${host}:${c.port}`;
+  return c.port === DEFAULT_PORT[c.kind] ? `${user}${c.host}` : `${user}${hostAndPort(c.host, c.port)}`;
 }
 
 /** "Linux / prod": a group by its path, so two "prod" groups in different folders differ. */

@@ -1,0 +1,26 @@
+/**
+ * A host as a socket dials it and as a person reads it beside a port, the same in the host's
+ * messages and the renderer's labels. An IPv6 address has colons of its own, so "::1:2222" could
+ * be an address or an address and a port: beside a port it goes in brackets, as in a URL and in
+ * OpenSSH ("[::1]:2222").
+ */
+
+/**
+ * The host as a socket dials it: an IPv6 address without the brackets a person may write it in
+ * ("[::1]" → "::1"). Node, ssh2, FreeRDP and the server's direct-tcpip all want the bare address;
+ * with the brackets they look it up as a name, which does not resolve.
+ */
+export function hostToDial(host: string): string {
+  return /^\[.*\]$/.test(host) ? host.slice(1, -1) : host;
+}
+
+/** A host as a URL (and "host:port") writes it: an IPv6 address in brackets, once, however it was saved. */
+export function hostInUrl(host: string): string {
+  const bare = hostToDial(host);
+  return bare.includes(':') ? `[${bare}]` : bare;
+}
+
+/** "web01:22", "10.0.0.5:3389", "[::1]:2222": where a message says it connected or listened. */
+export function hostAndPort(host: string, port: number | string): string {
+  return `${hostInUrl(host)}:${port}`;
+}
