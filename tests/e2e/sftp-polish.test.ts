@@ -7,14 +7,18 @@
  * so; a dropped connection is reported once, with its Reconnect button in sight; the editor keeps
  * its text through a dropped connection and saves after Reconnect; Ctrl+S of no change writes
  * nothing; a 250-character name keeps its dialogs in the window; a name the server refuses stays
- * in its dialog with the reason; the path bar keeps a folder it may not list, with the reason.
+ * in its dialog with the reason; the path bar keeps a folder it may not list, with the reason; an
+ * upload does not replace another user's file the login may not write (a folder upload names it
+ * and sends the rest); a link to nowhere is left out of a zip and named; the sort order and
+ * "Show hidden files" outlast the panel closing and the page reloading.
  */
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
+import { linkToNowhere } from '../../src-main/common/contract/sftp.js';
 import { type TestBrowser, createSshConnectionInUi, openApp } from '../fixtures/browser.js';
 import { type SshdHandle, accountIds, startSshd } from '../fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
@@ -300,7 +304,7 @@ describe('the Files panel, polished', () => {
       await text.press('Control+s');
       const alert = editor.getByRole('alert');
       await expect.poll(() => alert.innerText({ timeout: 500 }).catch(() => ''), { timeout: 15_000 }).toContain('Not saved: the server refused to write theirs.conf.');
-      expect(await alert.innerText()).toMatch(/permission denied/);
+      expect(await alert.innerText()).toContain(`Cannot save ${remote('theirs.conf')}: it belongs to ${sshd.users.key.username} and you may not write it.`);
       expect(await alert.innerText()).toContain('Your text is still here');
       expect(await editorText(editor)).toBe('listen 80;\nlisten 443;\n');
       expect(readFileSync(remote('theirs.conf'), 'utf8')).toBe('listen 80;\n');
@@ -686,6 +690,121 @@ describe('the Files panel, polished', () => {
     await bar.press('Enter');
     await expect.poll(() => panel().getAttribute('data-path')).toBe(remote('open-door'));
     await bar.waitFor({ state: 'detached' });
+  });
+
+  it("refuses to replace a file of another user the login may not write: alone, and in a folder upload whose other files arrive", async () => {
+    await showFolder();
+    const me = accountIds(sshd.users.password.username);
+    const src = join(localDir, 'conf-copy');
+    mkdirSync(src);
+    writeFileSync(join(src, 'a.conf'), 'a new\n');
+    writeFileSync(join(src, 'roots.conf'), 'mine\n');
+    mkdirSync(remote('conf-copy'));
+    chownSync(remote('conf-copy'), me.uid, me.gid);
+    put(remote('conf-copy', 'a.conf'), 'a old\n');
+    // root's, 0644, in the user's own folders: a rename over them would work, and make them the user's.
+    put(remote('roots.conf'), 'old\n', { owner: 'root' });
+    put(remote('conf-copy', 'roots.conf'), 'old\n', { owner: 'root' });
+    const said = (path: string) => `Cannot replace ${path}: it belongs to root and you may not write it.`;
+    await refresh();
+
+    await panel().locator('input[name=sftp-upload]').setInputFiles({ name: 'roots.conf', mimeType: 'text/plain', buffer: Buffer.from('mine\n') });
+    await page.getByRole('dialog', { name: 'Replace roots.conf?' }).getByRole('button', { name: 'Replace' }).click();
+    // Refused before a byte is sent, as any upload the host refuses at its start: said at once.
+    await page.locator('.toasts .toast', { hasText: `Could not upload roots.conf: ${said(remote('roots.conf'))}` }).waitFor();
+
+    await panel().locator('input[name=sftp-upload-folder]').setInputFiles(src);
+    await page.getByRole('dialog', { name: /^Replace conf-copy\// }).getByRole('button', { name: 'Replace' }).click();
+    const batch = panel().locator('.transfer[data-state="failed"]', { hasText: 'conf-copy' });
+    await batch.waitFor();
+    expect(await batch.innerText()).toContain(`1 of 2 files did not upload. conf-copy/roots.conf: ${said(remote('conf-copy', 'roots.conf'))}`);
+    expect(readFileSync(remote('conf-copy', 'a.conf'), 'utf8')).toBe('a new\n');
+    for (const path of [remote('roots.conf'), remote('conf-copy', 'roots.conf')]) {
+      expect(readFileSync(path, 'utf8')).toBe('old\n');
+      expect(statSync(path).uid).toBe(0);
+    }
+  });
+
+  it('downloads a folder as a zip without a link to nowhere, and says why as a download of that link alone does', async () => {
+    await showFolder();
+    const me = accountIds(sshd.users.password.username);
+    mkdirSync(remote('linked'));
+    writeFileSync(remote('linked', 'ok.txt'), 'ok\n');
+    symlinkSync('gone.txt', remote('linked', 'dead'));
+    execFileSync('chown', ['-hR', `${me.uid}:${me.gid}`, remote('linked')]);
+    const sentence = linkToNowhere('dead', 'gone.txt');
+    await refresh();
+    await row('linked').locator('.entry-name').dblclick();
+    await expect.poll(() => panel().getAttribute('data-path')).toBe(remote('linked'));
+    try {
+      // Alone: nothing is fetched, and the reason is the listing's.
+      await row('dead').locator('.entry-name').click({ button: 'right' });
+      await page.getByRole('menuitem', { name: 'Download', exact: true }).click();
+      await page.locator('.toasts .toast', { hasText: `Cannot download ${remote('linked', 'dead')}: ${sentence}.` }).waitFor();
+
+      await panel().locator('.crumb').nth(-2).click();
+      await expect.poll(() => panel().getAttribute('data-path')).toBe(remote());
+      await row('linked').locator('.entry-name').click({ button: 'right' });
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('menuitem', { name: 'Download as zip' }).click()]);
+      const chunks: Buffer[] = [];
+      for await (const c of await download.createReadStream()) chunks.push(Buffer.from(c));
+      const entries = await readZip(Buffer.concat(chunks));
+      expect(Object.keys(entries).sort()).toEqual(['WRAITH-NOT-INCLUDED.txt', 'ok.txt']);
+      expect(entries['WRAITH-NOT-INCLUDED.txt']?.data.toString()).toContain(`dead\tCannot open ${remote('linked', 'dead')}: ${sentence}.`);
+      const done = panel().locator('.transfer[data-state="done"]', { hasText: 'linked.zip' });
+      await done.waitFor({ timeout: 20_000 });
+      expect(await done.getByRole('note').innerText()).toContain('1 item could not be read and was left out: dead.');
+    } finally {
+      if ((await panel().getAttribute('data-path')) !== remote()) await panel().locator('.crumb').nth(-2).click();
+    }
+  });
+
+  it('keeps the sort order and "Show hidden files" when the panel closes and opens again, and after a reload', async () => {
+    const me = accountIds(sshd.users.password.username);
+    mkdirSync(remote('sorted'));
+    writeFileSync(remote('sorted', 'a-small.txt'), 'a');
+    writeFileSync(remote('sorted', 'b-big.txt'), 'b'.repeat(100));
+    writeFileSync(remote('sorted', '.middle'), 'm'.repeat(10));
+    execFileSync('chown', ['-R', `${me.uid}:${me.gid}`, remote('sorted')]);
+    const names = () => panel().locator('tr.sftp-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-name') ?? ''));
+    const hidden = () => panel().getByRole('button', { name: /hidden files$/ });
+    const openSorted = async () => {
+      await showFolder();
+      await refresh();
+      await row('sorted').locator('.entry-name').dblclick();
+      await expect.poll(() => panel().getAttribute('data-path')).toBe(remote('sorted'));
+    };
+    const chosenKept = async () => {
+      await expect.poll(names).toEqual(['b-big.txt', '.middle', 'a-small.txt']);
+      expect(await panel().locator('th.col-size').getAttribute('aria-sort')).toBe('descending');
+      expect(await hidden().getAttribute('aria-pressed')).toBe('true');
+    };
+    await openSorted();
+    try {
+      await expect.poll(names).toEqual(['a-small.txt', 'b-big.txt']);
+      await hidden().click();
+      await panel().getByRole('button', { name: /^Size/ }).click(); // largest first
+      await chosenKept();
+
+      await page.locator('.sftp-toggle').click();
+      await panel().waitFor({ state: 'detached' });
+      await page.locator('.sftp-toggle').click();
+      await openSorted();
+      await chosenKept();
+
+      await page.reload();
+      await page.getByText('Host: connected').waitFor();
+      await page.locator('.tab', { hasText: 'polish sshd' }).click();
+      await page.locator('.tab.active.open').waitFor({ timeout: 30_000 });
+      await openSorted();
+      await chosenKept();
+    } finally {
+      // Back to what the other tests expect: by name, dot-files hidden.
+      await panel().getByRole('button', { name: /^Name/ }).click();
+      if ((await panel().locator('th.col-name').getAttribute('aria-sort')) !== 'ascending') await panel().getByRole('button', { name: /^Name/ }).click();
+      if ((await hidden().getAttribute('aria-pressed')) === 'true') await hidden().click();
+      await panel().locator('.crumb').nth(-2).click();
+    }
   });
 
   // Last: the server's host key changes, for the tests after it would have to trust it again.

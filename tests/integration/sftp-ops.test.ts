@@ -215,6 +215,18 @@ describe('text files', () => {
     expect(readdirSync(dir).filter((n) => n.includes('wraith-part'))).toEqual([]);
   });
 
+  test("saving another user's file this login may not write is refused in the words an upload over it gets, and it stays theirs", async () => {
+    // The user's own folder: a temp file renamed over it would work, and make it the user's.
+    const path = `${dir}/roots.conf`;
+    writeFileSync(path, 'root = 1\n', { mode: 0o644 }); // root's, as we are
+    const refused = await codeOf(service.write({ sessionId: SESSION, path, text: 'root = 2\n' }));
+    expect(refused).toMatchObject({ code: 'EDENIED', message: `Cannot save ${path}: it belongs to root and you may not write it.` });
+    expect(readFileSync(path, 'utf8')).toBe('root = 1\n');
+    expect(statSync(path)).toMatchObject({ uid: 0, gid: 0 });
+    expect(readdirSync(dir).filter((n) => n.includes('wraith-part'))).toEqual([]);
+    rmSync(path);
+  });
+
   test('a writable file in a folder the user cannot write to is saved in place; a new file there is refused', async () => {
     const locked = `${dir}/locked`;
     execFileSync('mkdir', ['-m', '0755', locked]); // root's, as we are

@@ -139,7 +139,7 @@ function firstBytes(s: SftpService, transferId: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  sshd = await startSshd();
+  sshd = await startSshd({ rootLogin: true });
   ({ client, sftp } = await connectSftp(sshd));
   service = new SftpService(provider, { emitProgress: (p) => events.push(p) });
   router = new Router();
@@ -314,6 +314,48 @@ describe('files', () => {
     expect(events.filter((e) => e.transferId === theirs.transferId).at(-1)?.notice).toBe(theirs.notice);
     expect(temps(remoteDir)).toEqual([]);
   });
+
+  test("an upload over another user's file this login may not write is refused before a byte is sent, streamed or not", async () => {
+    // root's 0644 file in the user's own folder: a rename over it would work, and hand it to the
+    // user; OpenSSH's sftp put and scp, which write into it, are refused.
+    const dest = placeFile('roots.conf', '0:0', '0644');
+    const said = `Cannot replace ${dest}: it belongs to root and you may not write it.`;
+    writeFileSync(join(localDir, 'mine.conf'), 'mine');
+    const info = await service.wait((await service.upload({ sessionId: SESSION, localPath: join(localDir, 'mine.conf'), remotePath: dest, overwrite: true })).transferId);
+    expect(info).toMatchObject({ state: 'failed', bytes: 0, notice: null, error: { code: 'EDENIED', message: said } });
+    await expect(service.uploadBegin({ sessionId: SESSION, remotePath: dest, size: 4, overwrite: true })).rejects.toMatchObject({ code: 'EDENIED', message: said });
+    expect(readFileSync(dest, 'utf8')).toBe('old');
+    expect(statSync(dest)).toMatchObject({ uid: 0, gid: 0 });
+    expect(statSync(dest).mode & 0o7777).toBe(0o644);
+    expect(temps(remoteDir)).toEqual([]);
+  });
+
+  test('root replaces any file as before, keeping its owner, group and mode, streamed or not', async () => {
+    const own = await connectSftp(sshd, 'root');
+    const asRoot = new SftpService(() => Promise.resolve(own.sftp));
+    try {
+      const them = accountIds(sshd.users.key.username);
+      const dest = placeFile('theirs-read-only.conf', `${them.uid}:${them.gid}`, '0444');
+      writeFileSync(join(localDir, 'by-root.conf'), 'by root');
+      const info = await asRoot.wait((await asRoot.upload({ sessionId: SESSION, localPath: join(localDir, 'by-root.conf'), remotePath: dest, overwrite: true })).transferId);
+      expect(info).toMatchObject({ state: 'done', notice: null, error: null });
+      expect(readFileSync(dest, 'utf8')).toBe('by root');
+      expect(statSync(dest)).toMatchObject({ uid: them.uid, gid: them.gid });
+      expect(statSync(dest).mode & 0o7777).toBe(0o444);
+
+      const data = new Uint8Array(Buffer.from('streamed by root'));
+      const { transferId } = await asRoot.uploadBegin({ sessionId: SESSION, remotePath: dest, size: data.length, overwrite: true });
+      await asRoot.uploadChunk({ transferId, offset: 0, data });
+      await asRoot.uploadEnd(transferId);
+      expect(readFileSync(dest, 'utf8')).toBe('streamed by root');
+      expect(statSync(dest)).toMatchObject({ uid: them.uid, gid: them.gid });
+      expect(statSync(dest).mode & 0o7777).toBe(0o444);
+      expect(temps(remoteDir)).toEqual([]);
+    } finally {
+      await asRoot.dispose();
+      own.client.end();
+    }
+  });
 });
 
 describe('cancel and failure leave nothing behind', () => {
@@ -389,7 +431,9 @@ describe('cancel and failure leave nothing behind', () => {
     mkdirSync(sticky);
     execFileSync('chmod', ['1777', sticky]);
     try {
-      writeFileSync(join(sticky, 'theirs.txt'), 'theirs'); // root's, as the tests run
+      // root's, as the tests run, and writable by everyone: only the rename over it is refused.
+      writeFileSync(join(sticky, 'theirs.txt'), 'theirs', { mode: 0o666 });
+      execFileSync('chmod', ['0666', join(sticky, 'theirs.txt')]);
       writeFileSync(join(localDir, 'mine.txt'), 'mine');
       const { transferId } = await service.upload({ sessionId: SESSION, localPath: join(localDir, 'mine.txt'), remotePath: `${sticky}/theirs.txt`, overwrite: true });
       const info = await service.wait(transferId);
@@ -444,6 +488,28 @@ describe('folders', () => {
     expect(merged.state).toBe('done');
     expect(readFileSync(`${remoteDir}/project/README.md`, 'utf8')).toBe('# v2\n');
     expect(temps(`${remoteDir}/project`)).toEqual([]);
+  });
+
+  test("a folder uploaded over one that holds a file this login may not write leaves that file out and names it; the rest arrive", async () => {
+    const src = join(localDir, 'conf-tree');
+    mkdirSync(join(src, 'sub'), { recursive: true });
+    writeFileSync(join(src, 'a.txt'), 'a new');
+    writeFileSync(join(src, 'sub', 'roots.conf'), 'mine');
+    const there = `${remoteDir}/conf-tree`;
+    mkdirSync(`${there}/sub`, { recursive: true });
+    writeFileSync(`${there}/a.txt`, 'a old');
+    chownToUser(there);
+    writeFileSync(`${there}/sub/roots.conf`, 'old', { mode: 0o644 }); // root's, as the tests run
+    const info = await service.wait((await service.upload({ sessionId: SESSION, localPath: src, remotePath: there, overwrite: true })).transferId);
+    expect(info).toMatchObject({
+      state: 'failed',
+      filesDone: 1,
+      error: { code: 'EDENIED', message: `1 of 2 files did not upload. sub/roots.conf: Cannot replace ${there}/sub/roots.conf: it belongs to root and you may not write it.` },
+    });
+    expect(readFileSync(`${there}/a.txt`, 'utf8')).toBe('a new');
+    expect(readFileSync(`${there}/sub/roots.conf`, 'utf8')).toBe('old');
+    expect(statSync(`${there}/sub/roots.conf`).uid).toBe(0);
+    expect([...temps(there), ...temps(`${there}/sub`)]).toEqual([]);
   });
 });
 

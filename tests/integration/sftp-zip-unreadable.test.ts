@@ -4,7 +4,8 @@
  * of mode 000 owned by another user are left out, the rest comes whole, the zip (or the folder)
  * lists what it left out and why, and the transfer's notice names them. A folder that cannot be
  * listed itself still fails, saying so. On disk, a file the server refuses despite its mode (an
- * ACL, set with setfacl from Debian's acl package) is left out too.
+ * ACL, set with setfacl from Debian's acl package) is left out too. So are symlinks to nowhere and
+ * loops of links, listed in the words a download of one alone fails with.
  */
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
@@ -14,6 +15,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { Client } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { linkToNowhere } from '../../src-main/common/contract/sftp.js';
 import { WraithError } from '../../src-main/common/errors.js';
 import { SftpService } from '../../src-main/node/sftp/sftp-service.js';
 import { type SshdHandle, connectSftp, startSshd } from '../fixtures/sshd.js';
@@ -195,6 +197,47 @@ describe('a folder downloaded to disk (the desktop app) with items the login can
       expect(t.notice).toBe("1 item could not be read and was left out: denied.txt. The folder lists it, with the server's reasons, in WRAITH-NOT-INCLUDED.txt.");
       expect(readdirSync(dest).sort()).toEqual(['WRAITH-NOT-INCLUDED.txt', 'open.txt']);
       expect(readFileSync(join(dest, 'WRAITH-NOT-INCLUDED.txt'), 'utf8')).toContain(`denied.txt\tCannot open ${tree}/denied.txt: permission denied on the server.`);
+    } finally {
+      rmSync(local, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('links in a folder that lead to no file', () => {
+  test('are left out of a zip and of a folder on disk, listed in the words a download of one alone fails with', async () => {
+    const me = sshd.users.password.username;
+    const tree = `${dir}/links`;
+    sh(
+      `mkdir -p '${tree}' && printf ok > '${tree}/ok.txt' && ln -s ok.txt '${tree}/alias' && ln -s nowhere '${tree}/dead' ` +
+        `&& ln -s loop2 '${tree}/loop1' && ln -s loop1 '${tree}/loop2' && chown -hR ${me} '${tree}'`,
+    );
+    const why = {
+      dead: linkToNowhere('dead', 'nowhere'),
+      loop1: linkToNowhere('loop1', 'loop2', true),
+      loop2: linkToNowhere('loop2', 'loop1', true),
+    };
+    // One alone: the transfer fails with the sentence.
+    const local = mkdtempSync(join(tmpdir(), 'wraith-links-'));
+    try {
+      const alone = await service.wait((await service.download({ sessionId: SESSION, remotePath: `${tree}/dead`, localPath: join(local, 'dead'), overwrite: false })).transferId);
+      expect(alone).toMatchObject({ state: 'failed', error: { code: 'ENOTFOUND', message: `Cannot download ${tree}/dead: ${why.dead}.` } });
+
+      const link = await service.downloadLink({ sessionId: SESSION, remotePath: tree });
+      const entries = await readZip(await fetchLink(link.url));
+      expect(Object.keys(entries).sort()).toEqual(['WRAITH-NOT-INCLUDED.txt', 'alias', 'ok.txt']);
+      const zipList = entries['WRAITH-NOT-INCLUDED.txt']?.data.toString() ?? '';
+      for (const [name, sentence] of Object.entries(why)) expect(zipList).toContain(`${name}\tCannot open ${tree}/${name}: ${sentence}.`);
+      expect((await service.wait(link.transferId)).notice).toBe(
+        "3 items could not be read and were left out: dead, loop1, loop2. The zip lists them, with the server's reasons, in WRAITH-NOT-INCLUDED.txt.",
+      );
+
+      const dest = join(local, 'links');
+      const disk = await service.wait((await service.download({ sessionId: SESSION, remotePath: tree, localPath: dest, overwrite: false })).transferId);
+      expect(disk).toMatchObject({ state: 'done', filesDone: 2, filesTotal: 2 });
+      expect(disk.notice).toBe("3 items could not be read and were left out: dead, loop1, loop2. The folder lists them, with the server's reasons, in WRAITH-NOT-INCLUDED.txt.");
+      expect(readdirSync(dest).sort()).toEqual(['WRAITH-NOT-INCLUDED.txt', 'alias', 'ok.txt']);
+      const diskList = readFileSync(join(dest, 'WRAITH-NOT-INCLUDED.txt'), 'utf8');
+      for (const [name, sentence] of Object.entries(why)) expect(diskList).toContain(`${name}\tCannot open ${tree}/${name}: ${sentence}.`);
     } finally {
       rmSync(local, { recursive: true, force: true });
     }

@@ -49,6 +49,13 @@ export const SettingsSchema = z.object({
    * several does: one stray key would otherwise end a shell and what runs in it.
    */
   'ui.confirmCloseRunningTab': z.boolean().default(true),
+  /**
+   * The Files panel's order (a column header's click) and whether it lists dot-files: one choice
+   * for every panel, kept as the user left it when a panel closes and the page reloads.
+   */
+  'sftp.sortBy': z.enum(['name', 'size', 'mtime']).default('name'),
+  'sftp.sortDescending': z.boolean().default(false),
+  'sftp.showHidden': z.boolean().default(false),
   'ssh.keepaliveIntervalMs': z.number().int().min(0).max(600_000).default(15_000),
 });
 export type Settings = z.infer<typeof SettingsSchema>;

@@ -226,7 +226,8 @@ export async function downloadFile(
 
 /**
  * Local file → new remote file `remoteTemp` (created exclusively), which is `dest` itself or the
- * temp that becomes it (failures to create a temp are said of `dest`). Returns the bytes copied.
+ * temp that becomes it (failures to create a temp are said of `dest`). `ready` runs once it is
+ * created, before any byte is sent, and may refuse it. Returns the bytes copied.
  */
 export async function uploadFile(
   rfs: RemoteFs,
@@ -235,6 +236,7 @@ export async function uploadFile(
   dest: string,
   mode: number,
   opts: CopyOptions,
+  ready?: () => Promise<unknown>,
 ): Promise<number> {
   throwIfAborted(opts.signal, `Upload of ${localPath}`);
   const local = await openLocal(localPath, 'r').catch((err: unknown) => {
@@ -248,6 +250,7 @@ export async function uploadFile(
     // stands (one copy of every byte fewer: write-packet.ts).
     const header = writeHeaderLength(handle);
     try {
+      await ready?.();
       const copied = await pipeline(
         size,
         opts,

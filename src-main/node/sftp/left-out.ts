@@ -1,15 +1,16 @@
 /**
- * What a folder download leaves out: the folders this login may not list and the files it may not
- * open, found before the first byte, so the rest comes whole (as a zip for the browser, as a
- * folder on disk for the desktop app) with a text file that lists what is missing and why.
+ * What a folder download leaves out: the folders this login may not list, the files it may not
+ * open and the links that lead to no file, found before the first byte, so the rest comes whole
+ * (as a zip for the browser, as a folder on disk for the desktop app) with a text file that lists
+ * what is missing and why.
  */
 import { posix } from 'node:path';
 import type { RemoteFs } from './remote-fs.js';
 import { WraithError } from '../../common/errors.js';
 import { cancelledError, isItemError } from './sftp-errors.js';
-import type { Tree, UnlistedFolder } from './tree.js';
+import type { Tree, Unlisted } from './tree.js';
 
-/** An item of the folder that a download leaves out: it could not be listed or opened. */
+/** An item of the folder that a download leaves out: it could not be listed, opened or followed. */
 export interface LeftOut {
   /** Its path in the folder, '/'-separated. */
   rel: string;
@@ -64,9 +65,9 @@ export function unopenedFile(err: unknown, path: string): err is WraithError {
   return err instanceof WraithError && (err.code === 'EDENIED' || err.code === 'ENOTFOUND') && err.details?.path === path;
 }
 
-/** walkRemote's `unlisted`: each folder this login may not list goes into `leftOut`. */
-export function noteUnlisted(leftOut: LeftOut[]): (folder: UnlistedFolder) => void {
-  return (f) => leftOut.push({ rel: f.rel, folder: true, reason: f.error.message });
+/** walkRemote's `unlisted`: each folder this login may not list, and each link to no file, goes into `leftOut`. */
+export function noteUnlisted(leftOut: LeftOut[]): (item: Unlisted) => void {
+  return (f) => leftOut.push({ rel: f.rel, folder: f.folder, reason: f.error.message });
 }
 
 /**

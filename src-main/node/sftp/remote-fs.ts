@@ -336,6 +336,37 @@ export class RemoteFs {
   }
 
   /**
+   * Readies `temp`, a new file about to take the place of `original` (the file at `path`), before
+   * anything is written to it: it takes the original's owner and group where the server allows
+   * (adoptOwnership). One whose owner it cannot take is another user's file, which only a login
+   * that may write it may change: renaming over it needs only the folder's permission, and would
+   * hand the file to this login. The server says, by opening it for writing (and writing
+   * nothing), as it does to a save in place; a login it refuses is refused with EDENIED, as
+   * OpenSSH's sftp and scp, which write into the file, are. `verb` says what was asked ("replace").
+   */
+  async readyToReplace(temp: string, path: string, original: Stats, verb: string): Promise<{ owner: boolean; group: boolean }> {
+    const kept = await this.adoptOwnership(temp, original);
+    if (kept.owner) return kept;
+    let handle: Buffer;
+    try {
+      handle = await this.open(path, 'r+');
+    } catch (err) {
+      if (!(err instanceof WraithError) || err.code !== 'EDENIED') throw err;
+      throw new WraithError('EDENIED', `Cannot ${verb} ${path}: it belongs to ${await this.ownerName(path, original.uid)} and you may not write it.`, { path });
+    }
+    await this.close(handle, path).catch(() => undefined);
+    return kept;
+  }
+
+  /** Who owns `path`, by name as its folder's listing says (OpenSSH's long names), else by number. */
+  private async ownerName(path: string, uid: number): Promise<string> {
+    const name = posix.basename(path);
+    const listed = (await this.readdir(posix.dirname(path)).catch(() => [])).find((e) => e.filename === name);
+    const owner = listed ? ownerFromLongname(listed.longname).owner : null;
+    return owner && !/^\d+$/.test(owner) ? owner : `user ${uid}`;
+  }
+
+  /**
    * Writes `data` over the file at `path` in place (what vim and nano do when a file cannot be
    * replaced by another): its owner, group, mode and hard links stay. The old bytes are
    * overwritten first and the file cut to length last, so it is never empty on the way.

@@ -413,7 +413,7 @@ export class SftpService {
     }
     try {
       if (existing) {
-        const kept = await rfs.adoptOwnership(temp, existing);
+        const kept = await rfs.readyToReplace(temp, target, existing, 'save');
         if (!kept.owner || !kept.group) {
           await rfs.close(handle, temp);
           await rfs.removeQuietly(temp);
@@ -633,6 +633,14 @@ export class SftpService {
     const mode = into.st ? into.st.mode & 0o7777 : i.mode !== undefined ? parseMode(i.mode) : null;
     const temp = tempNameFor(into.path);
     const handle = await rfs.createTemp(temp, into.path, mode === null ? {} : { mode });
+    if (into.st && entryType(into.st.mode) === 'file') {
+      // Before the page sends a byte: a file this login may not write is not replaced.
+      await rfs.readyToReplace(temp, into.path, into.st, 'replace').catch(async (err: unknown) => {
+        await rfs.close(handle, temp).catch(() => undefined);
+        await rfs.removeQuietly(temp);
+        throw err;
+      });
+    }
     const t = new Transfer(i.sessionId, 'upload', 'file', null, i.remotePath);
     t.totalBytes = i.size ?? null;
     t.filesTotal = 1;

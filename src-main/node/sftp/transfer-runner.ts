@@ -1,6 +1,7 @@
 import { lstat, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, posix } from 'node:path';
 import type { Stats } from 'ssh2';
+import { WraithError } from '../../common/errors.js';
 import { type CopyOptions, type RequestSlots, downloadFile, uploadFile } from './file-copy.js';
 import { type LeftOut, leaveOutUnreadable, leftOutList, listNameFor, noteUnlisted, sortLeftOut, unopenedFile } from './left-out.js';
 import { type RemoteFs, entryType } from './remote-fs.js';
@@ -192,11 +193,21 @@ export async function keepOwnership(rfs: RemoteFs, t: Transfer, temp: string, de
   t.ownershipNotKept(dest, original, now);
 }
 
+/** The failure of a folder upload whose other files arrived: which did not and why, in the Files panel's words for its folder uploads. */
+function notAllUploaded(dest: string, refused: { rel: string; message: string }[], total: number): WraithError {
+  const named = [...refused].sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0)).slice(0, 3);
+  const first = named.map((r) => `${r.rel}: ${r.message}`).join('; ');
+  return new WraithError('EDENIED', `${refused.length} of ${total} files did not upload. ${first}${refused.length > 3 ? '; …' : ''}`, { path: dest });
+}
+
 /** `replacing`: what is at `dest` now (its stats), or null when the upload creates it. */
 async function uploadOne(rfs: RemoteFs, t: Transfer, plan: TransferPlan, local: string, dest: string, mode: number, direct: boolean, replacing: Stats | null) {
   const target = direct ? dest : tempNameFor(dest);
+  const original = !direct && replacing && entryType(replacing.mode) === 'file' ? replacing : null;
+  // A file this login may not write is refused before a byte is sent (readyToReplace).
+  const ready = original ? () => rfs.readyToReplace(target, dest, original, 'replace') : undefined;
   try {
-    await uploadFile(rfs, local, target, dest, mode, copyOptions(t, plan));
+    await uploadFile(rfs, local, target, dest, mode, copyOptions(t, plan), ready);
     if (!direct) {
       if (replacing) {
         await keepOwnership(rfs, t, target, dest, replacing);
@@ -251,6 +262,9 @@ export async function runUpload(rfs: RemoteFs, t: Transfer, overwrite: boolean, 
   setTotals(t, tree);
   const staging = existing ? null : tempNameFor(dest);
   const root = staging ?? dest;
+  // A file the server refuses (one of another user's this login may not write) is left out and
+  // the rest go on, as the Files panel's folder uploads do; the transfer then names it.
+  const refused: { rel: string; message: string }[] = [];
   try {
     if (staging) await rfs.mkdir(staging, st.mode & 0o777);
     // Parents come before children in the walk, so one pass creates them in order.
@@ -262,9 +276,13 @@ export async function runUpload(rfs: RemoteFs, t: Transfer, overwrite: boolean, 
     await pool(tree.files, plan.fileConcurrency, t.signal, async (f) => {
       const remoteFile = posix.join(root, f.rel);
       const into = staging === null ? await rfs.writeTarget(remoteFile, await rfs.lstatOrNull(remoteFile)) : { path: remoteFile, st: null };
-      await uploadOne(rfs, t, plan, join(local, ...f.rel.split('/')), into.path, f.mode & 0o777, staging !== null, into.st);
+      await uploadOne(rfs, t, plan, join(local, ...f.rel.split('/')), into.path, f.mode & 0o777, staging !== null, into.st).catch((err: unknown) => {
+        if (!(err instanceof WraithError && err.code === 'EDENIED' && err.details?.path === into.path)) throw err;
+        refused.push({ rel: f.rel, message: err.message });
+      });
     });
     if (staging) await rfs.rename(staging, dest);
+    if (refused.length) throw notAllUploaded(dest, refused, tree.files.length);
   } catch (err) {
     if (staging) await rfs.removeQuietly(staging);
     throw err;

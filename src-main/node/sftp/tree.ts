@@ -8,7 +8,8 @@ import { cancelledError, fromLocalError, isItemError } from './sftp-errors.js';
 /**
  * What a folder transfer will copy, found before any byte moves (so progress has a total).
  * Paths are relative to the folder, '/'-separated. Symlinks to files are copied as the file
- * they point to; symlinks to directories and special files are skipped (no loops, no devices).
+ * they point to; symlinks to directories and special files are skipped (no loops, no devices),
+ * and so are symlinks that lead to no file (walkRemote tells `unlisted` of those).
  */
 export interface Tree {
   dirs: string[];
@@ -17,9 +18,13 @@ export interface Tree {
   totalBytes: number;
 }
 
-/** A folder below the root that the walk could not list, and the server's reason. */
-export interface UnlistedFolder {
+/**
+ * An item below the root that the walk could not take in, and the server's reason: a folder it
+ * could not list, or a symlink it could not follow to a file (one to nowhere, a loop of links).
+ */
+export interface Unlisted {
   rel: string;
+  folder: boolean;
   error: WraithError;
 }
 
@@ -27,8 +32,10 @@ export interface UnlistedFolder {
  * Walks a remote directory, a few READDIRs in flight at a time. A failure to list the root
  * always throws. With `unlisted`, a folder below it that cannot be listed (permission denied,
  * removed meanwhile) is told there and left out, its contents unknown; without it, that throws too.
+ * A symlink that leads to no file it can reach is told there too (a download of it alone fails
+ * in the same words), and left out either way.
  */
-export async function walkRemote(rfs: RemoteFs, root: string, signal: AbortSignal, opts: { unlisted?: (folder: UnlistedFolder) => void } = {}): Promise<Tree> {
+export async function walkRemote(rfs: RemoteFs, root: string, signal: AbortSignal, opts: { unlisted?: (item: Unlisted) => void } = {}): Promise<Tree> {
   const tree: Tree = { dirs: [], files: [], totalBytes: 0 };
   const queue: string[] = [''];
   const skipped = new Set<string>();
@@ -37,7 +44,7 @@ export async function walkRemote(rfs: RemoteFs, root: string, signal: AbortSigna
       return await rfs.readdir(rel ? posix.join(root, rel) : root);
     } catch (err) {
       if (!rel || !opts.unlisted || !isItemError(err)) throw err;
-      opts.unlisted({ rel, error: err });
+      opts.unlisted({ rel, folder: true, error: err });
       skipped.add(rel);
       return [];
     }
@@ -53,7 +60,13 @@ export async function walkRemote(rfs: RemoteFs, root: string, signal: AbortSigna
         let type = entryType(e.attrs.mode);
         let attrs = e.attrs;
         if (type === 'symlink') {
-          const target = await rfs.stat(posix.join(root, childRel)).catch(() => null);
+          const path = posix.join(root, childRel);
+          const target = await rfs.statTarget(path, `open ${path}`).catch((err: unknown) => {
+            // A link gone since the folder was listed is simply gone.
+            const gone = err instanceof WraithError && err.code === 'ENOTFOUND' && err.details?.reason !== 'broken_link';
+            if (opts.unlisted && isItemError(err) && !gone) opts.unlisted({ rel: childRel, folder: false, error: err });
+            return null;
+          });
           if (!target || entryType(target.mode) !== 'file') continue;
           type = 'file';
           attrs = target;

@@ -1,9 +1,10 @@
 import { defineStore } from 'pinia';
-import { ref } from 'vue';
+import { computed, ref } from 'vue';
 import type { TransferProgress } from '@common/contract/sftp.js';
 import { toast } from '../../composables/dialogs.js';
 import { asWraithError } from '../../composables/errors.js';
 import { useSessionsStore } from '../../stores/sessions.js';
+import { useSettingsStore } from '../../stores/settings.js';
 import { useHost } from '../../transport/index.js';
 
 export type TransferState = TransferProgress['state'];
@@ -71,9 +72,14 @@ export function isReportedOnRow(err: unknown): boolean {
  */
 export const useSftpStore = defineStore('sftp', () => {
   const host = useHost();
+  const settings = useSettingsStore();
   const open = ref<Record<string, boolean>>({});
   const cwd = ref<Record<string, string>>({});
-  const showHidden = ref(false);
+  /** Whether the panels list dot-files: kept in settings (sftp.showHidden), across hide/show and reloads. */
+  const showHidden = computed({
+    get: () => settings.values['sftp.showHidden'],
+    set: (on: boolean) => void settings.set({ 'sftp.showHidden': on }),
+  });
   /** Tabs whose panel follows the terminal's folder (follow-terminal.ts). */
   const following = ref<Record<string, boolean>>({});
   const width = ref(380);
