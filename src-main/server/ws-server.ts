@@ -64,10 +64,24 @@ function sameToken(a: string | undefined | null, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/**
+ * The token cookie's name for a request sent to `hostHeader`. Browsers keep one cookie jar for all
+ * ports of a host name, so two hosts reached at localhost:7841 and localhost:7842 (two tunnels to
+ * two jump hosts, which may both listen on the same port over there) would overwrite each other's
+ * cookie of one name. The port the browser sent to is in the name: each host it sees at once has
+ * its own, and a host restarted on the same port sets the same name again, over the old cookie
+ * (whose token, from an earlier launch, is refused like any wrong one).
+ */
+export function tokenCookieName(hostHeader: string | undefined): string {
+  const port = /:(\d+)$/.exec(hostHeader ?? '')?.[1];
+  return port ? `${COOKIE}_${port}` : COOKIE;
+}
+
 function cookieToken(req: IncomingMessage): string | undefined {
+  const name = tokenCookieName(req.headers.host);
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const [k, ...v] = part.trim().split('=');
-    if (k === COOKIE) return v.join('=');
+    if (k === name) return v.join('=');
   }
   return undefined;
 }
@@ -110,7 +124,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     if (sameToken(queryToken, token)) {
       // First load: keep the token in a cookie and drop it from the address bar.
       res.writeHead(302, {
-        'set-cookie': `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/`,
+        'set-cookie': `${tokenCookieName(req.headers.host)}=${token}; HttpOnly; SameSite=Strict; Path=/`,
         location: url.pathname,
         'cache-control': 'no-store',
       });
@@ -143,12 +157,13 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   server.on('upgrade', (req, socket, head) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-    const presented = cookieToken(req) ?? url.searchParams.get('token') ?? bearer;
+    // Any one of them right lets it in: a token given explicitly is not lost behind a stale cookie.
+    const presented = [url.searchParams.get('token'), bearer, cookieToken(req)];
     const reqOrigin = req.headers.origin;
     let refusal: [status: number, reason: string, why: string] | null = null;
     if (url.pathname !== '/ws') refusal = [404, 'Not Found', 'Not Found'];
     else if (!originAllowed(reqOrigin, req.headers.host, named)) refusal = [403, 'Forbidden', FOREIGN_ORIGIN];
-    else if (!sameToken(presented, token)) refusal = [401, 'Unauthorized', 'Unauthorized: missing or wrong token'];
+    else if (!presented.some((p) => sameToken(p, token))) refusal = [401, 'Unauthorized', 'Unauthorized: missing or wrong token'];
     if (refusal) {
       const [status, reason, why] = refusal;
       socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${why}\n`);

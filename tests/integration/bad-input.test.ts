@@ -11,6 +11,7 @@ import { ERROR_CODES, WraithError } from '../../src-main/common/errors.js';
 import { MAX_FRAME_BYTES } from '../../src-main/common/protocol.js';
 import { decodeFrame } from '../../src-main/server/codec.js';
 import { connectWebSocket } from '../../src-main/server/ws-client.js';
+import { tokenCookieName } from '../../src-main/server/ws-server.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
 let host: WraithServer;
@@ -89,12 +90,20 @@ test('missing or wrong token, foreign Origin and wrong paths are refused', async
   const page = await fetch(host.url + '/');
   expect(page.status).toBe(401);
   expect(await page.text()).toContain('token');
-  const wrongCookie = await fetch(host.url + '/', { headers: { cookie: 'wraith_token=nope' } });
+  const wrongCookie = await fetch(host.url + '/', { headers: { cookie: `${tokenCookieName(new URL(host.url).host)}=nope` } });
   expect(wrongCookie.status).toBe(401);
   const first = await fetch(host.openUrl, { redirect: 'manual' });
   expect(first.status).toBe(302);
   expect(first.headers.get('set-cookie')).toMatch(/HttpOnly/);
   expect(first.headers.get('location')).toBe('/');
+  await hostIsUp();
+});
+
+test('a right token given with the upgrade is taken over a stale cookie (one of an earlier launch)', async () => {
+  const stale = { cookie: `${tokenCookieName(new URL(host.url).host)}=an-earlier-launch` };
+  expect(await upgradeStatus(stale)).toBe(401);
+  expect(await upgradeStatus({ ...stale, authorization: `Bearer ${host.token}` })).toBe(101);
+  expect(await upgradeStatus(stale, `/ws?token=${host.token}`)).toBe(101);
   await hostIsUp();
 });
 

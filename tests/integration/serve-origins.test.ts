@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { reachNotes } from '../../src-main/server/reach.js';
+import { tokenCookieName } from '../../src-main/server/ws-server.js';
 import { until } from '../fixtures/poll.js';
 import { REPO_ROOT, type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
@@ -24,10 +25,13 @@ async function serve(args: string[] = []): Promise<WraithServer> {
   return h;
 }
 
+/** The token cookie as a browser sends it with a request to `hostHeader` (by default `h`'s own). */
+const cookieFor = (h: WraithServer, hostHeader = new URL(h.url).host) => `${tokenCookieName(hostHeader)}=${h.token}`;
+
 /** The status of a WebSocket upgrade to `h` with the token cookie, as a browser on `origin` sends it to `hostHeader`. */
 function upgrade(h: WraithServer, headers: { origin?: string; host?: string }): Promise<number> {
   return new Promise((resolve) => {
-    const ws = new WebSocket(`${h.url.replace('http', 'ws')}/ws`, { headers: { cookie: `wraith_token=${h.token}`, ...headers } });
+    const ws = new WebSocket(`${h.url.replace('http', 'ws')}/ws`, { headers: { cookie: cookieFor(h, headers.host), ...headers } });
     ws.once('open', () => (ws.close(), resolve(101)));
     ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
     ws.once('error', () => resolve(-1));
@@ -39,7 +43,7 @@ async function putStatus(h: WraithServer, headers: { origin: string; host?: stri
   const { request } = await import('node:http');
   const url = new URL(`${h.url}/upload/no-such-ticket`);
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'PUT', headers: { cookie: `wraith_token=${h.token}`, 'content-length': '0', ...headers } }, (res) => {
+    const req = request(url, { method: 'PUT', headers: { cookie: cookieFor(h, headers.host), 'content-length': '0', ...headers } }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => (text += d));

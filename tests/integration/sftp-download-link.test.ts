@@ -34,7 +34,7 @@ afterAll(async () => {
   await served?.stop();
 });
 
-const cookie = () => ({ cookie: `wraith_token=${host.token}` });
+const cookie = () => ({ cookie: host.tokenCookie });
 
 const transfer = async (id: string) => (await client.call('sftp.transfers', { sessionId })).find((t) => t.transferId === id);
 

@@ -30,7 +30,7 @@ afterAll(async () => {
   await served?.stop();
 });
 
-const headers = () => ({ cookie: `wraith_token=${host.token}`, 'content-type': 'application/octet-stream' });
+const headers = () => ({ cookie: host.tokenCookie, 'content-type': 'application/octet-stream' });
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 const leftovers = () => readdirSync(dir).filter((n) => n.includes('wraith-part'));
 const transfer = async (id: string) => (await client.call('sftp.transfers', { sessionId })).find((t) => t.transferId === id);
@@ -56,7 +56,7 @@ describe('sftp.uploadLink', () => {
     const { transferId } = await client.call('sftp.uploadBegin', { sessionId, remotePath: `${dir}/once.txt`, size: 5 });
     const { url } = await client.call('sftp.uploadLink', { transferId });
     expect((await fetch(host.url + url, { method: 'PUT', body: 'hello' })).status).toBe(401);
-    expect((await fetch(host.url + url, { headers: { cookie: `wraith_token=${host.token}` } })).status).toBe(405);
+    expect((await fetch(host.url + url, { headers: { cookie: host.tokenCookie } })).status).toBe(405);
     expect((await fetch(host.url + url, { method: 'PUT', body: 'hello', headers: { ...headers(), origin: 'http://evil.example' } })).status).toBe(403);
     expect((await fetch(host.url + url, { method: 'PUT', body: 'hello', headers: headers() })).status).toBe(200);
     const again = await fetch(host.url + url, { method: 'PUT', body: 'hello', headers: headers() });
