@@ -161,19 +161,61 @@ describe('ssh.exec', () => {
     await until('compound command killed', async () => (await pgrep()) === '');
   });
 
-  test('output caps: truncated at maxBytes, an endless command is stopped', async () => {
+  test('output caps: truncated at maxBytes, an endless command is stopped by its timeout', async () => {
     const r = await client.call('ssh.exec', { sessionId, command: 'head -c 100000 /dev/zero | tr "\\0" x', maxBytes: 1000 });
     expect(r.stdout).toBe('x'.repeat(1000));
     expect(r.truncated).toBe(true);
 
-    const endless = await client.call('ssh.exec', { sessionId, command: 'yes', maxBytes: 5000, timeoutMs: 60_000 });
+    const endless = await client.call('ssh.exec', { sessionId, command: 'yes', maxBytes: 5000, timeoutMs: 1000 });
     expect(endless.truncated).toBe(true);
-    expect(endless.timedOut).toBe(false);
+    expect(endless.timedOut).toBe(true);
     expect(endless.stdout.length).toBe(5000);
 
     // A multi-byte character cut by the cap is dropped, not mangled.
     const utf = await client.call('ssh.exec', { sessionId, command: 'printf "aé"', maxBytes: 2 });
     expect(utf.stdout).toBe('a');
+  });
+
+  test('output past maxBytes is dropped, the command runs to its end and its exit code is reported', async () => {
+    const marker = `/tmp/wraith-exec-finished-${process.pid}-${Date.now()}`;
+    // Still writing (to both streams) well after the cap is reached: stopping it would lose the marker.
+    const command = `for i in $(seq 1 400); do echo line $i; echo err $i >&2; sleep 0.001; done; echo finished > ${marker}; exit 7`;
+    const r = await client.call('ssh.exec', { sessionId, command, maxBytes: 1000, timeoutMs: 120_000 });
+    expect(r).toMatchObject({ rc: 7, signal: null, truncated: true, timedOut: false });
+    expect(r.stdout).toMatch(/^line 1\nline 2\n/);
+    expect(r.stdout.length).toBe(1000);
+    expect(r.stderr).toMatch(/^err 1\nerr 2\n/);
+    expect(r.stderr.length).toBe(1000);
+    expect((await client.call('ssh.exec', { sessionId, command: `cat ${marker}; rm -f ${marker}` })).stdout).toBe('finished\n');
+  });
+
+  test('a command with a NUL is refused (EBADARGS), and the session is untouched', async () => {
+    const refused = await failure(client.call('ssh.exec', { sessionId, command: 'echo a\0b' }));
+    expect(refused.code).toBe('EBADARGS');
+    expect(refused.message).toMatch(/command contains a NUL character/);
+    expect((await client.call('sessions.list')).find((s) => s.id === sessionId)?.state).toBe('open');
+    expect((await client.call('ssh.exec', { sessionId, command: 'echo still-here' })).stdout).toBe('still-here\n');
+  });
+
+  test('stdin is closed: commands that read it see end of input instead of waiting out the timeout', async () => {
+    const r = await client.call('ssh.exec', { sessionId, command: 'cat; echo after-cat', timeoutMs: 20_000 });
+    expect(r).toMatchObject({ rc: 0, stdout: 'after-cat\n', timedOut: false });
+    const read = await client.call('ssh.exec', { sessionId, command: 'read x; echo "read: $?"', timeoutMs: 20_000 });
+    expect(read).toMatchObject({ stdout: 'read: 1\n', timedOut: false });
+  });
+
+  test('a cancelled call stops the command (ECANCELLED) instead of leaving it to its timeout', async () => {
+    const cancel = new AbortController();
+    const running = failure(
+      app.router.call('ssh.exec', { sessionId, command: 'sleep 747; echo never', timeoutMs: 60_000 }, { clientId: 'test', origin: 'test', signal: cancel.signal }),
+    );
+    const pgrep = async () => (await client.call('ssh.exec', { sessionId, command: 'pgrep -u "$(id -u)" -fx "sleep 747" || true' })).stdout.trim();
+    await until('sleep running', async () => (await pgrep()) !== '');
+    cancel.abort();
+    const err = await running;
+    expect(err.code).toBe('ECANCELLED');
+    expect(err.message).toMatch(/cancelled/);
+    await until('cancelled command killed', async () => (await pgrep()) === '');
   });
 
   test('exec on an unknown session → ENOTFOUND', async () => {
@@ -204,6 +246,26 @@ describe('ssh.exec', () => {
 });
 
 describe('dropped connection and reconnect', () => {
+  test('exec when the connection drops mid-command: ESESSIONCLOSED, the outcome unknown, not a result', async () => {
+    const lossy = await startSshd();
+    try {
+      const conn = await savePasswordConnection(client, lossy, 'lossy');
+      const { sessionId } = await client.call('ssh.open', { connectionId: conn.id });
+      const running = failure(client.call('ssh.exec', { sessionId, command: 'echo started; sleep 737', timeoutMs: 120_000 }));
+      await until('sleep running', async () => {
+        const ps = await client.call('ssh.exec', { sessionId, command: 'pgrep -u "$(id -u)" -fx "sleep 737" || true' });
+        return ps.stdout.trim() !== '';
+      });
+      lossy.dropConnections();
+      const err = await running;
+      expect(err.code).toBe('ESESSIONCLOSED');
+      expect(err.message).toMatch(/^The connection to lossy was lost while the command ran; its outcome is unknown\./);
+      await client.call('sessions.close', { sessionId });
+    } finally {
+      await lossy.stop();
+    }
+  });
+
   test('the session turns disconnected with a reason, keeps its scrollback, and reconnects under the same id', async () => {
     const sessionId = await openShell();
     const exits: EventPayload<'terminal.exit'>[] = [];

@@ -66,20 +66,33 @@ export const sshMethods = {
   'ssh.exec': method(
     z.object({
       sessionId: Id,
-      command: z.string().min(1).max(100_000),
+      // SSH carries the command as a C string: sshd drops the whole connection (terminal,
+      // tunnels, transfers) on a NUL in it.
+      command: z
+        .string()
+        .min(1)
+        .max(100_000)
+        .refine((c) => !c.includes('\0'), 'The command contains a NUL character, which SSH cannot send; remove it.'),
       timeoutMs: z.number().int().min(1).max(3_600_000).default(30_000),
+      /** What is kept of stdout and of stderr, each; the command runs on past it. */
       maxBytes: z.number().int().min(1).max(64 * 1024 * 1024).default(1024 * 1024),
     }),
     z.object({
+      /** Exit code; null when the command was stopped (timed out) or killed by a signal. */
       rc: z.number().int().nullable(),
       signal: z.string().nullable(),
       stdout: z.string(),
       stderr: z.string(),
       durationMs: z.number(),
+      /** Output went past maxBytes and the rest was dropped; the command still ran to its end. */
       truncated: z.boolean(),
+      /** Stopped (signal KILL) at timeoutMs; rc is then null. */
       timedOut: z.boolean(),
     }),
-    'Runs a command on a separate exec channel of the session: exit code, output, duration. Killed on timeout.',
+    'Runs a command on a separate exec channel of the session, with no stdin: exit code, output, duration. ' +
+      'Output past maxBytes (each of stdout and stderr) is dropped and the result marked truncated; the command runs on to its end. ' +
+      'Killed on timeout and when the call is cancelled (ECANCELLED). ' +
+      'If the connection is lost while it runs, fails ESESSIONCLOSED: its outcome is unknown.',
   ),
   'ssh.answer': method(
     z.object({ promptId: Id, answers: z.array(z.string().max(10_000)).max(20).nullable() }),

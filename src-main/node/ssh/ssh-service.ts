@@ -14,6 +14,7 @@ import type { SessionRegistry } from '../sessions/session-registry.js';
 import type { FlowControlOptions, TerminalCwd } from '../terminal/terminal-session.js';
 import { TerminalSession } from '../terminal/terminal-session.js';
 import type { TerminalService } from '../terminal/terminal-service.js';
+import { signalCommand } from './channel-signal.js';
 import { type ConnectDeps, MAX_JUMP_HOPS, PromptBroker, connectChain } from './ssh-connect.js';
 import { Tunnels, sameForward, tunnelOptions } from './tunnels.js';
 import { type Tunnel, listenTunnel } from './tunnel.js';
@@ -519,65 +520,88 @@ export class SshService {
     return this.session(sessionId).sftp();
   }
 
-  exec(input: { sessionId: string; command: string; timeoutMs: number; maxBytes: number }): Promise<ExecResult> {
-    return this.execOn(this.session(input.sessionId), input.command, input.timeoutMs, input.maxBytes);
+  exec(input: { sessionId: string; command: string; timeoutMs: number; maxBytes: number }, signal?: AbortSignal): Promise<ExecResult> {
+    return this.execOn(this.session(input.sessionId), input.command, input.timeoutMs, input.maxBytes, signal);
   }
 
   /**
-   * Runs a command on its own exec channel. stdout and stderr are each capped at maxBytes: past
-   * the cap the command is stopped (signal KILL, channel closed) and the result marked truncated.
-   * On timeout the same happens and timedOut is set.
+   * Runs a command on its own exec channel, with no stdin (as `ssh -n`). stdout and stderr are
+   * each capped at maxBytes: past the cap output is read and dropped, the command runs on to its
+   * end and the result is marked truncated. On timeout the command is stopped (signal KILL,
+   * channel closed) and timedOut set; on `signal` it is stopped the same way and the call fails
+   * ECANCELLED. A channel that closes without an exit status (the connection dropped) fails
+   * ESESSIONCLOSED: the command's outcome is unknown, and a result would pass for one.
    */
-  execOn(session: SshSession, command: string, timeoutMs: number, maxBytes: number): Promise<ExecResult> {
+  execOn(session: SshSession, command: string, timeoutMs: number, maxBytes: number, signal?: AbortSignal): Promise<ExecResult> {
     const client = session.client();
     const started = performance.now();
     return new Promise<ExecResult>((resolve, reject) => {
       client.exec(command, { env: localeEnv() }, (err, ch) => {
         if (err) return reject(new WraithError('EIO', `${session.title} refused to run the command: ${err.message}${sessionLimitHint(err)}`));
+        // Nothing is ever written to it: a command that reads stdin (cat, read, grep without a
+        // file) gets end of input at once instead of waiting out the timeout.
+        ch.end();
         const out = { stdout: new Capped(maxBytes), stderr: new Capped(maxBytes) };
         let rc: number | null = null;
         let sig: string | null = null;
+        let exited = false;
         let timedOut = false;
         let done = false;
         const stop = () => {
           try {
-            ch.signal('KILL');
+            signalCommand(ch, 'KILL');
           } catch {
             // the channel may already be closing
           }
           ch.close();
         };
-        const finish = () => {
+        const settle = (outcome: () => void) => {
           if (done) return;
           done = true;
           clearTimeout(timer);
-          resolve({
-            rc,
-            signal: sig,
-            stdout: out.stdout.text(),
-            stderr: out.stderr.text(),
-            durationMs: Math.round((performance.now() - started) * 10) / 10,
-            truncated: out.stdout.truncated || out.stderr.truncated,
-            timedOut,
-          });
+          signal?.removeEventListener('abort', onAbort);
+          outcome();
         };
+        const result = (): ExecResult => ({
+          rc,
+          signal: sig,
+          stdout: out.stdout.text(),
+          stderr: out.stderr.text(),
+          durationMs: Math.round((performance.now() - started) * 10) / 10,
+          truncated: out.stdout.truncated || out.stderr.truncated,
+          timedOut,
+        });
         const timer = setTimeout(() => {
           timedOut = true;
           stop();
           // Do not wait for the server to confirm: the caller asked for a bound.
-          finish();
+          settle(() => resolve(result()));
         }, timeoutMs);
-        ch.on('data', (d: Buffer) => {
-          if (!out.stdout.add(d)) stop();
-        });
-        ch.stderr.on('data', (d: Buffer) => {
-          if (!out.stderr.add(d)) stop();
-        });
-        ch.on('exit', (code: number | null, signal?: string) => {
+        const onAbort = () => {
+          stop();
+          settle(() => reject(new WraithError('ECANCELLED', `The command on ${session.title} was cancelled and stopped.`)));
+        };
+        if (signal?.aborted) return onAbort();
+        signal?.addEventListener('abort', onAbort, { once: true });
+        // Past the cap, add() drops the bytes: reading on keeps the command from blocking on a full window.
+        ch.on('data', (d: Buffer) => out.stdout.add(d));
+        ch.stderr.on('data', (d: Buffer) => out.stderr.add(d));
+        ch.on('exit', (code: number | null, signalName?: string) => {
+          exited = true;
           if (typeof code === 'number') rc = code;
-          if (signal) sig = signal;
+          if (signalName) sig = signalName;
         });
-        ch.on('close', finish);
+        ch.on('close', () => {
+          if (exited) return settle(() => resolve(result()));
+          settle(() =>
+            reject(
+              new WraithError(
+                'ESESSIONCLOSED',
+                `The connection to ${session.title} was lost while the command ran; its outcome is unknown. Reconnect and check before running it again.`,
+              ),
+            ),
+          );
+        });
       });
     });
   }
@@ -615,7 +639,7 @@ export class SshService {
   register(router: Router): void {
     router.handle('ssh.open', (i, ctx) => this.open(i, ctx.signal));
     router.handle('ssh.reconnect', async (i, ctx) => (await this.reconnect(i.sessionId, ctx.signal, i), OK));
-    router.handle('ssh.exec', (i) => this.exec(i));
+    router.handle('ssh.exec', (i, ctx) => this.exec(i, ctx.signal));
     router.handle('ssh.answer', (i) => (this.prompts.answer(i.promptId, i.answers), OK));
     router.handle('tunnels.start', (i) => this.tunnels.start(this.session(i.sessionId), tunnelOptions(i)));
     router.handle('tunnels.stop', (i) => (this.tunnels.stop(i.tunnelId), OK));
@@ -631,19 +655,18 @@ class Capped {
 
   constructor(private readonly max: number) {}
 
-  /** False once the cap is reached. */
-  add(d: Buffer): boolean {
-    if (this.truncated) return false;
+  /** Keeps what fits under the cap and drops the rest. */
+  add(d: Buffer): void {
+    if (this.truncated) return;
     const room = this.max - this.size;
     if (d.length > room) {
       this.chunks.push(d.subarray(0, room));
       this.size += room;
       this.truncated = true;
-      return false;
+      return;
     }
     this.chunks.push(d);
     this.size += d.length;
-    return true;
   }
 
   text(): string {
