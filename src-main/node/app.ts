@@ -63,7 +63,7 @@ export class App {
   constructor(readonly options: AppOptions) {
     this.db = openDatabase(options.dataDir);
     this.vault = new Vault(this.db, options.dataDir, options.osKeyWrapper ?? null);
-    this.settings = new SettingsService(this.db);
+    this.settings = new SettingsService(this.db, (settings) => this.bus.emit('settings.changed', settings));
     this.connections = new ConnectionsService(this.db, this.vault);
     this.hostKeys = new HostKeyStore(this.db);
     this.sessions = new SessionRegistry(this.bus);

@@ -3,11 +3,20 @@ import { ref } from 'vue';
 import { DEFAULT_SETTINGS, type Settings, SettingsSchema } from '@common/contract/settings.js';
 import { useHost } from '../transport/index.js';
 
-/** User settings as the host stores them; defaults until the first load answers. */
+/**
+ * User settings as the host stores them; defaults until the first load answers. A change made
+ * anywhere else (another window, the CLI) arrives as settings.changed and is applied at
+ * once: open terminals follow it, and a later change here starts from it instead of undoing it.
+ */
 export const useSettingsStore = defineStore('settings', () => {
   const host = useHost();
   const values = ref<Settings>({ ...DEFAULT_SETTINGS });
   const loaded = ref(false);
+
+  host.on('settings.changed', (settings) => {
+    values.value = settings;
+    loaded.value = true;
+  });
 
   async function load(): Promise<void> {
     values.value = await host.call('settings.get');

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ContractClient, type Wire } from '../../src-main/common/client.js';
-import { methods } from '../../src-main/common/contract/index.js';
+import { type Settings, methods } from '../../src-main/common/contract/index.js';
 import { WraithError } from '../../src-main/common/errors.js';
 import type { ServerMessage } from '../../src-main/common/protocol.js';
 import { servePort } from '../../src-main/electron/port-transport.js';
@@ -22,6 +22,8 @@ import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.
 
 interface Harness {
   client: ContractClient;
+  /** One more client of the same host, over the same transport (another window, the CLI). */
+  connectAnother(): Promise<ContractClient>;
   /** Emits an event inside the host (only where the test shares the process). */
   emit?: (app: App) => void;
   app?: App;
@@ -33,11 +35,11 @@ const tempDir = () => mkdtempSync(join(tmpdir(), 'wraith-contract-'));
 async function inProcess(): Promise<Harness> {
   const app = new App({ dataDir: tempDir(), host: 'in-process' });
   const client = connectInProcess(app);
-  return { client, app, close: async () => (client.close(), await app.dispose()) };
+  return { client, app, connectAnother: async () => connectInProcess(app), close: async () => (client.close(), await app.dispose()) };
 }
 
-async function electronPort(): Promise<Harness> {
-  const app = new App({ dataDir: tempDir(), host: 'in-process' });
+/** A client of `app` over a port of its own, as each Electron window has. */
+function portClient(app: App): { client: ContractClient; close(): void } {
   const { port1, port2 } = new MessageChannel();
   servePort(app, {
     postMessage: (m) => port1.postMessage(m),
@@ -51,14 +53,19 @@ async function electronPort(): Promise<Harness> {
     onClose: (l) => port2.on('close', () => l('port closed')),
     close: () => port2.close(),
   };
-  const client = new ContractClient(wire);
-  return { client, app, close: async () => (port2.close(), await app.dispose()) };
+  return { client: new ContractClient(wire), close: () => port2.close() };
+}
+
+async function electronPort(): Promise<Harness> {
+  const app = new App({ dataDir: tempDir(), host: 'in-process' });
+  const first = portClient(app);
+  return { client: first.client, app, connectAnother: async () => portClient(app).client, close: async () => (first.close(), await app.dispose()) };
 }
 
 async function webSocket(): Promise<Harness> {
   const host: WraithServer = await startWraithServer();
   const client = await connectWebSocket(host.url, host.token);
-  return { client, close: async () => (client.close(), void (await host.stop())) };
+  return { client, connectAnother: () => connectWebSocket(host.url, host.token), close: async () => (client.close(), void (await host.stop())) };
 }
 
 /** A real WebSocket, with the host in this process so the test can emit events into it. */
@@ -66,7 +73,7 @@ async function webSocketInProcessHost(): Promise<Harness> {
   const app = new App({ dataDir: tempDir(), host: 'in-process' });
   const server = await startServer({ app });
   const client = await connectWebSocket(server.url, server.token);
-  return { client, app, close: async () => (client.close(), await server.close(), await app.dispose()) };
+  return { client, app, connectAnother: () => connectWebSocket(server.url, server.token), close: async () => (client.close(), await server.close(), await app.dispose()) };
 }
 
 const transports = {
@@ -161,6 +168,28 @@ for (const [name, make] of Object.entries(transports)) {
       expect(after).toMatchObject({ 'terminal.fontSize': 16, 'ui.leftPanelWidth': 300 });
       await expect(h.client.callRaw('settings.set', { 'terminal.fontSize': 1000 })).rejects.toMatchObject({ code: 'EBADARGS' });
       await expect(h.client.callRaw('settings.set', { 'no.such.key': 1 })).rejects.toMatchObject({ code: 'EBADARGS' });
+    });
+
+    test('a settings change reaches every other client, all settings as settings.get has them', async () => {
+      const other = await h.connectAnother();
+      try {
+        const heard: Settings[] = [];
+        other.on('settings.changed', (s) => heard.push(s));
+        other.subscribe(['settings.']);
+        // One connection handles its messages in order: once this answers, the subscription holds.
+        await other.call('health.ping');
+        const after = await h.client.call('settings.set', { 'terminal.cursorStyle': 'bar', 'terminal.scrollback': 12_345 });
+        await until('the other client to hear of the change', () => heard.length > 0);
+        expect(heard).toEqual([after]);
+        expect(heard[0]).toEqual(await other.call('settings.get'));
+        expect(heard[0]).toMatchObject({ 'terminal.cursorStyle': 'bar', 'terminal.scrollback': 12_345 });
+        // A refused change changed nothing, and says so to nobody.
+        await expect(h.client.callRaw('settings.set', { 'terminal.cursorStyle': 'triangle' })).rejects.toMatchObject({ code: 'EBADARGS' });
+        await other.call('health.ping');
+        expect(heard).toHaveLength(1);
+      } finally {
+        other.close();
+      }
     });
 
     test('a blank font family is refused (EBADARGS, on the field, in words), and the family is kept', async () => {

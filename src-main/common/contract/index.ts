@@ -8,7 +8,7 @@ import { hostkeysMethods } from './hostkeys.js';
 import { sessionsEvents, sessionsMethods } from './sessions.js';
 import { ptyMethods } from './pty.js';
 import { rdpEvents, rdpMethods } from './rdp.js';
-import { settingsMethods } from './settings.js';
+import { settingsEvents, settingsMethods } from './settings.js';
 import { sftpEvents, sftpMethods } from './sftp.js';
 import { sshEvents, sshMethods } from './ssh.js';
 import { terminalEvents, terminalMethods } from './terminal.js';
@@ -37,6 +37,7 @@ export const methods = {
 } satisfies Record<string, MethodDef>;
 
 export const events = {
+  ...settingsEvents,
   ...sessionsEvents,
   ...sshEvents,
   ...tunnelsEvents,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Empty, method, patchOf } from './define.js';
+import { Empty, event, method, patchOf } from './define.js';
 
 /** Every user setting, with its type and default. Unknown keys are refused. */
 export const SettingsSchema = z.object({
@@ -74,5 +74,12 @@ export const settingsMethods = {
     patchOf(SettingsSchema).strict(),
     SettingsSchema,
     'Changes some settings; each value is checked against its type and range.',
+  ),
+};
+
+export const settingsEvents = {
+  'settings.changed': event(
+    SettingsSchema,
+    'Settings were changed (by any window or the CLI): all of them, as settings.get returns them.',
   ),
 };

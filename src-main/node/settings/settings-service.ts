@@ -3,7 +3,14 @@ import type { Db } from '../db/database.js';
 
 /** User settings as JSON values per key; defaults come from the contract's schema. */
 export class SettingsService {
-  constructor(private readonly db: Db) {}
+  /**
+   * `onChanged` hears every set with all the settings after it: each window keeps its own copy
+   * (its terminals draw from it), and one that never heard of a change sent its stale values back.
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly onChanged: (settings: Settings) => void = () => undefined,
+  ) {}
 
   get(): Settings {
     const stored: Record<string, unknown> = {};
@@ -28,6 +35,8 @@ export class SettingsService {
     this.db.transaction(() => {
       for (const [k, v] of Object.entries(patch)) if (v !== undefined) put.run(k, JSON.stringify(v));
     })();
-    return this.get();
+    const settings = this.get();
+    if (Object.values(patch).some((v) => v !== undefined)) this.onChanged(settings);
+    return settings;
   }
 }
