@@ -16,10 +16,12 @@ export async function connectWebSocket(url: string, token: string, opts: { origi
     ws.once('open', () => resolve());
     ws.once('unexpected-response', (_req, res) =>
       reject(
-        new WraithError(
-          res.statusCode === 401 || res.statusCode === 403 ? 'EDENIED' : 'EIO',
-          `Wraith at ${url} refused the connection (HTTP ${res.statusCode} ${res.statusMessage ?? ''}).`.trim(),
-        ),
+        res.statusCode === 401
+          ? new WraithError('EDENIED', `Wraith at ${url} refused the token: use the one \`wraith serve\` printed (a host started again has a new one).`)
+          : new WraithError(
+              res.statusCode === 403 ? 'EDENIED' : 'EIO',
+              `Wraith at ${url} refused the connection (HTTP ${res.statusCode} ${res.statusMessage ?? ''}).`.trim(),
+            ),
       ),
     );
     ws.once('error', (err) => reject(new WraithError('EUNAVAILABLE', `Cannot reach Wraith at ${url}: ${err.message}`)));
