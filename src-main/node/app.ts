@@ -172,7 +172,7 @@ export class App {
 
     r.handle('hostkeys.list', () => this.hostKeys.list());
     r.handle('hostkeys.trust', (i) => this.hostKeys.trust(i.kind, i.host, i.port, i.keyType, i.fingerprint));
-    r.handle('hostkeys.forget', (i) => (this.hostKeys.forget(i.kind, i.host, i.port), OK));
+    r.handle('hostkeys.forget', (i) => ({ ok: true, forgotten: this.hostKeys.forget(i.kind, i.host, i.port) }));
     r.handle('hostkeys.matchHashed', (i) => this.hostKeys.matchHashed(i.names));
     r.handle('hostkeys.importKnownHosts', (i) => this.hostKeys.importKnownHosts(i?.path));
 

@@ -7,6 +7,7 @@ import { describeContract } from '../common/contract/describe.js';
 import { WraithError, toSerializedError } from '../common/errors.js';
 import { App } from '../node/app.js';
 import { defaultDataDir, packageRoot } from '../node/paths.js';
+import { resolveLocalPaths } from './cli-local-paths.js';
 import { readRuntimeFile, removeRuntimeFile, writeRuntimeFile } from './runtime-file.js';
 import { connectWebSocket } from './ws-client.js';
 import { startServer } from './ws-server.js';
@@ -251,7 +252,7 @@ export async function main(argv: string[]): Promise<void> {
       }
       const client = await connect(values);
       try {
-        const result = await client.callRaw(method, params);
+        const result = await client.callRaw(method, resolveLocalPaths(method, params, process.cwd()));
         process.stdout.write(toJson(result, 2) + '\n');
       } finally {
         client.close();

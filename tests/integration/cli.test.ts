@@ -1,5 +1,5 @@
-import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -22,16 +22,18 @@ afterAll(async () => {
   await host?.stop();
 });
 
-/** Runs the CLI; finds the host through its runtime file in the data dir. */
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Runs the CLI (in `cwd`, default this process's); finds the host through its runtime file in the data dir. */
+async function cliIn(cwd: string | undefined, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [wraith, ...args, '--data-dir', host.dataDir], { env: { ...process.env, WRAITH_URL: '', WRAITH_TOKEN: '' } });
+    const { stdout, stderr } = await run(process.execPath, [wraith, ...args, '--data-dir', host.dataDir], { cwd, env: { ...process.env, WRAITH_URL: '', WRAITH_TOKEN: '' } });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
     return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
 }
+
+const cli = (...args: string[]) => cliIn(undefined, ...args);
 
 test('wraith methods prints every method with its JSON Schemas', async () => {
   const { code, stdout } = await cli('methods');
@@ -298,3 +300,21 @@ test('bytes go in and come out as {"base64": …}: sftp.write data, sftp.readChu
     await served.stop();
   }
 }, 120_000);
+
+test('wraith call makes a relative local path absolute from where it runs: the host refuses one', async () => {
+  const here = mkdtempSync(join(tmpdir(), 'wraith-cli-cwd-'));
+  try {
+    const keyDir = mkdtempSync(join(here, 'key-'));
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(keyDir, 'k')]);
+    const [type, b64] = readFileSync(join(keyDir, 'k.pub'), 'utf8').split(' ');
+    writeFileSync(join(here, 'known_hosts'), `cli-cwd.example ${type} ${b64}\n`);
+
+    const r = await cliIn(here, 'call', 'hostkeys.importKnownHosts', '{"path":"known_hosts"}');
+    expect(r.stderr).toBe('');
+    expect(JSON.parse(r.stdout)).toEqual({ imported: 1, skipped: 0, conflicts: 0 });
+    const list = await cliIn(here, 'call', 'hostkeys.list');
+    expect(JSON.parse(list.stdout)).toContainEqual(expect.objectContaining({ host: 'cli-cwd.example', keyType: type }));
+  } finally {
+    rmSync(here, { recursive: true, force: true });
+  }
+});

@@ -214,8 +214,8 @@ describe('OpenSSH known_hosts import', () => {
     const dir = join(files, 'a-folder');
     mkdirSync(dir);
     const folder = await failure(client.call('hostkeys.importKnownHosts', { path: dir }));
-    expect(folder.code).toBe('EIO');
-    expect(folder.message).toContain(dir);
+    expect(folder.code).toBe('EBADARGS');
+    expect(folder.message).toBe(`${dir} is a folder: give an OpenSSH known_hosts file.`);
 
     const config = write('ssh_config', 'Host web01\n  HostName 10.0.0.5\n  IdentityFile ~/.ssh/id_ed25519 extra\n');
     expect(await client.call('hostkeys.importKnownHosts', { path: config })).toEqual({ imported: 0, skipped: 3, conflicts: 0 });

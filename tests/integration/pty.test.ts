@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
@@ -127,6 +127,40 @@ test('spawn, echo, environment, resize, cwd, exit with code, relaunch, close', a
   expect((await failure(client.call('terminal.read', { sessionId }))).code).toBe('ENOTFOUND');
 });
 
+test('relaunch refuses a shell that was moved away since it exited, as a new spawn does, and relaunches once it is back', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wraith-pty-moved-'));
+  const script = join(dir, 'myshell');
+  writeFileSync(script, '#!/bin/sh\nexec bash --norc --noprofile\n');
+  chmodSync(script, 0o755);
+  try {
+    const { sessionId } = await client.call('pty.spawn', { shell: script, cols: 80, rows: 24 });
+    const exits: EventPayload<'terminal.exit'>[] = [];
+    const off = client.on('terminal.exit', (e) => exits.push(e));
+    await client.call('terminal.write', { sessionId, data: 'exit 3\n' });
+    await until('exit', () => exits.find((e) => e.sessionId === sessionId));
+    const before = await mark(sessionId);
+    renameSync(script, `${script}.moved`);
+
+    const refused = await failure(client.call('pty.relaunch', { sessionId }));
+    expect(refused.code).toBe('ENOTFOUND');
+    expect(refused.message).toBe(`No shell "${script}" on this machine: it may have been moved or removed. Choose another shell.`);
+    // Nothing was started: no node-pty "execvp(3) failed" output, no second exit, the session as it was.
+    expect(await mark(sessionId)).toBe(before);
+    expect(exits.filter((e) => e.sessionId === sessionId)).toHaveLength(1);
+    expect((await client.call('sessions.list')).find((s) => s.id === sessionId)).toMatchObject({ state: 'disconnected', reason: 'myshell exited with code 3.' });
+
+    // Put back, it relaunches in the same session.
+    renameSync(`${script}.moved`, script);
+    await client.call('pty.relaunch', { sessionId });
+    await client.call('terminal.write', { sessionId, data: 'echo back-$((6*7))\n' });
+    await waitForOutput(sessionId, /back-42\n/, before);
+    off();
+    await client.call('sessions.close', { sessionId });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('flow control pauses a PTY running yes; acks resume it; Ctrl+C stops it', async () => {
   const { sessionId } = await client.call('pty.spawn', { shell: 'bash' });
   const session = app.terminals.get(sessionId);
@@ -193,6 +227,8 @@ test('a shell that exits while its output is paused still delivers every byte it
 test('bad input is refused with a plain message', async () => {
   const e1 = await failure(client.call('pty.spawn', { shell: '/no/such/shell' }));
   expect(e1.code).toBe('ENOTFOUND');
+  // Words a person can act on, not the name of an API call.
+  expect(e1.message).toBe('No shell "/no/such/shell" on this machine: it may have been moved or removed. Choose another shell.');
   const e2 = await failure(client.call('pty.spawn', { shell: 'bash', cwd: '/no/such/dir' }));
   expect(e2.code).toBe('ENOTFOUND');
   expect(e2.message).toContain('/no/such/dir');

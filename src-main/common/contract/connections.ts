@@ -26,7 +26,7 @@ function hasPort(host: string): boolean {
  * name that does not resolve. Connection (what comes out) keeps Hostname, so one saved so before
  * this check still lists, to be mended.
  */
-const ConnectionHost = Hostname.refine((h) => !hasPort(h), 'Enter the host without a port: the port goes in the Port field.');
+export const ConnectionHost = Hostname.refine((h) => !hasPort(h), 'Enter the host without a port: the port goes in the Port field.');
 
 /** One message for every way a port can be wrong: not a number ("abc"), a fraction, out of range. */
 const Port = z.number({ error: 'A port is a whole number from 1 to 65535.' }).int().min(1).max(65535);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { Empty, Ok, method } from './define.js';
+import { ConnectionHost } from './connections.js';
+import { Empty, method } from './define.js';
 
 export const HostKeyKind = z.enum(['ssh', 'rdp']);
 
@@ -15,23 +16,57 @@ export const HostKeyEntry = z.object({
 });
 export type HostKeyEntry = z.infer<typeof HostKeyEntry>;
 
+/**
+ * The fingerprints Wraith itself produces, and so the only ones a trusted key can match: SSH as
+ * OpenSSH prints it ("SHA256:" + unpadded base64 of the 32-byte SHA-256), RDP the certificate's
+ * SHA-256 as FreeRDP gives it (32 lowercase hex pairs joined by colons; upper case is taken and
+ * lowered). Anything else would be saved, never match, and later read as a changed key.
+ */
+const SSH_FINGERPRINT = /^SHA256:[A-Za-z0-9+/]{43}$/;
+const RDP_FINGERPRINT = /^[0-9a-f]{2}(?::[0-9a-f]{2}){31}$/;
+
+/** A hashed known_hosts name ("|1|salt|hash"), as hostkeys.list shows one. */
+const HashedHostName = z.string().regex(/^\|1\|[A-Za-z0-9+/]+=*\|[A-Za-z0-9+/]+=*$/);
+
 const Target = z.object({
   kind: HostKeyKind.default('ssh'),
-  host: z.string().min(1).max(255),
+  /** As the connection names it: no port (that is `port`); an IPv6 address with or without brackets. */
+  host: ConnectionHost,
   port: z.number().int().min(1).max(65535).default(22),
+});
+
+const TrustInput = Target.extend({
+  keyType: z.string().min(1).max(100).regex(/^[\x21-\x7e]+$/, 'A key type is one word, e.g. ssh-ed25519'),
+  fingerprint: z.string().trim().min(1).max(300),
+}).transform((t, ctx) => {
+  const fingerprint = t.kind === 'rdp' ? t.fingerprint.toLowerCase() : t.fingerprint;
+  if (!(t.kind === 'rdp' ? RDP_FINGERPRINT : SSH_FINGERPRINT).test(fingerprint)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['fingerprint'],
+      message:
+        t.kind === 'rdp'
+          ? 'An RDP certificate fingerprint is its SHA-256 as 32 hex pairs joined by colons (ab:cd:…), as the certificate prompt shows it.'
+          : 'An SSH host key fingerprint is "SHA256:" and 43 base64 characters, as ssh-keygen -lf prints it.',
+    });
+    return z.NEVER;
+  }
+  return { ...t, fingerprint };
 });
 
 export const hostkeysMethods = {
   'hostkeys.list': method(Empty.optional(), z.array(HostKeyEntry), 'Trusted SSH host keys and RDP certificates.'),
   'hostkeys.trust': method(
-    Target.extend({ keyType: z.string().min(1).max(100), fingerprint: z.string().min(1).max(300) }),
+    TrustInput,
     HostKeyEntry,
     'Trusts a key for host:port (replacing any key trusted before, deliberately).',
   ),
   'hostkeys.forget': method(
-    Target,
-    Ok,
-    'Forgets the trusted key(s) of host:port. A hashed known_hosts name (|1|…, as hostkeys.list shows it) as host forgets that entry.',
+    Target.extend({ host: z.union([HashedHostName, ConnectionHost]) }),
+    /** `forgotten`: how many keys were; 0 when nothing was trusted for it. */
+    z.object({ ok: z.literal(true), forgotten: z.number().int().nonnegative() }),
+    'Forgets the trusted key(s) of host:port. A hashed known_hosts name (|1|…, as hostkeys.list shows it) as host forgets that entry. ' +
+      '`forgotten` says how many keys were forgotten (0: none was trusted for it).',
   ),
   'hostkeys.matchHashed': method(
     z.object({ names: z.array(z.string().min(1).max(300)).max(64) }),

@@ -1,6 +1,6 @@
-import { readFileSync, statSync } from 'node:fs';
 import ssh2 from 'ssh2';
-import { expandHome } from '../paths.js';
+import { WraithError } from '../../common/errors.js';
+import { readLocalFileSync } from '../local-files.js';
 
 // ssh2 is CommonJS: Node's ESM loader cannot see `utils` as a named export.
 const { utils } = ssh2;
@@ -74,7 +74,7 @@ function privateKeyTextProblem(text: string): string | null {
 }
 
 /** A key file is a few KB; anything much bigger is not one (and is not read whole to find out). */
-const MAX_KEY_FILE_BYTES = 1024 * 1024;
+export const MAX_KEY_FILE_BYTES = 1024 * 1024;
 
 
 /**
@@ -97,18 +97,17 @@ export function privateKeyProblem(key: string): string | null {
 
 /** Why the key file at `path` (on this machine) cannot serve as a private key, or null. */
 export function keyFileProblem(path: string): string | null {
-  const full = expandHome(path.trim());
+  const trimmed = path.trim();
   let text: Buffer;
   try {
-    const st = statSync(full);
-    if (st.isDirectory()) return `${path} is a folder: give the private key file in it (e.g. ${path.replace(/\/$/, '')}/id_ed25519).`;
-    if (st.size > MAX_KEY_FILE_BYTES) return `${path} is not a private key file (it is ${Math.round(st.size / 1024)} KB; a key is a few KB).`;
-    text = readFileSync(full);
+    text = readLocalFileSync(trimmed, { maxBytes: MAX_KEY_FILE_BYTES, what: 'a private key file' });
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return `There is no file at ${path} on the machine Wraith runs on.`;
-    if (code === 'EACCES' || code === 'EPERM') return `Wraith may not read ${path} (permission denied).`;
-    return `${path} cannot be read: ${err instanceof Error ? err.message : String(err)}.`;
+    const code = err instanceof WraithError ? err.code : 'EIO';
+    if (code === 'ENOTFOUND') return `There is no file at ${path} on the machine Wraith runs on.`;
+    if (/is a folder/.test(err instanceof Error ? err.message : '')) {
+      return `${path} is a folder: give the private key file in it (e.g. ${path.replace(/\/$/, '')}/id_ed25519).`;
+    }
+    return err instanceof Error ? err.message : String(err);
   }
   const problem = privateKeyProblem(text.toString('utf8'));
   if (!problem) return null;

@@ -1,14 +1,13 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { homedir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import SSHConfig, { type ComputeOptions, type Line, type Match, type MatchOptions } from 'ssh-config';
 import type { Connection } from '../../common/contract/connections.js';
 import { WraithError } from '../../common/errors.js';
-import { expandHome } from '../paths.js';
 import type { ConnectionsService } from './connections-service.js';
 import { forwardsFromSshConfig } from './ssh-config-forwards.js';
+import { callerLocalPath, readLocalFileSync } from '../local-files.js';
 import { identityFromSshConfig } from './ssh-config-identity.js';
-import { displayPath, expandIncludes, show } from './ssh-config-include.js';
+import { MAX_SSH_CONFIG_BYTES, displayPath, expandIncludes, show } from './ssh-config-include.js';
 
 export interface ImportResult {
   created: Connection[];
@@ -90,9 +89,13 @@ function readConfig(opts: { path?: string; text?: string }, notes: ImportResult[
   let text = opts.text;
   let path: string | null = null;
   if (text === undefined) {
-    path = expandHome(opts.path ?? '~/.ssh/config');
-    if (!existsSync(path)) throw new WraithError('ENOTFOUND', `No SSH config at ${path}.`);
-    text = readFileSync(path, 'utf8');
+    path = callerLocalPath(opts.path ?? '~/.ssh/config');
+    try {
+      text = readLocalFileSync(path, { maxBytes: MAX_SSH_CONFIG_BYTES, what: 'an OpenSSH client config' }).toString('utf8');
+    } catch (err) {
+      if (err instanceof WraithError && err.code === 'ENOTFOUND') throw new WraithError('ENOTFOUND', `No SSH config at ${path}.`);
+      throw err;
+    }
   }
   let config: SSHConfig;
   try {

@@ -1,11 +1,15 @@
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import SSHConfig, { type Directive, type Line, type Match } from 'ssh-config';
+import { readLocalFileSync } from '../local-files.js';
 import { expandHome } from '../paths.js';
 
 /** How deep Include may nest, as OpenSSH's READCONF_MAX_DEPTH: deeper is a file that includes itself. */
 const MAX_INCLUDE_DEPTH = 16;
+
+/** A long ssh_config is tens of KB; a file this large is not one (and is not read whole to find out). */
+export const MAX_SSH_CONFIG_BYTES = 4 * 1024 * 1024;
 
 /** Something of the config that was not read, under the file (or "pasted text") it is written in. */
 export interface IncludeNote {
@@ -99,7 +103,7 @@ function include(line: Directive, label: string, ctx: Context, depth: number): L
     for (const file of files) {
       let config: SSHConfig;
       try {
-        config = SSHConfig.parse(readFileSync(file, 'utf8'));
+        config = SSHConfig.parse(readLocalFileSync(file, { maxBytes: MAX_SSH_CONFIG_BYTES, what: 'an OpenSSH client config' }).toString('utf8'));
       } catch (err) {
         notes.push({ host: label, note: `Include ${spec}: ${file} cannot be read (${err instanceof Error ? err.message : String(err)}).` });
         continue;

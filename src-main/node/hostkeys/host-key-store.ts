@@ -1,10 +1,9 @@
 import { createHash, createHmac } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import type { HostKeyEntry } from '../../common/contract/hostkeys.js';
 import { WraithError } from '../../common/errors.js';
 import type { Db } from '../db/database.js';
+import { readLocalFileSync } from '../local-files.js';
+import { expandHome } from '../paths.js';
 
 export type HostKeyKind = 'ssh' | 'rdp';
 export type HostKeyVerdict =
@@ -28,7 +27,8 @@ export function sshFingerprint(keyBlob: Uint8Array): string {
   return 'SHA256:' + createHash('sha256').update(keyBlob).digest('base64').replace(/=+$/, '');
 }
 
-const MAX_KNOWN_HOSTS_BYTES = 64 * 1024 * 1024;
+/** Thousands of hosts take a few MB; anything far larger is not a known_hosts file. */
+const MAX_KNOWN_HOSTS_BYTES = 16 * 1024 * 1024;
 
 /** How OpenSSH writes a host in known_hosts: bare on port 22, "[host]:port" otherwise. */
 export function knownHostsName(host: string, port: number): string {
@@ -113,18 +113,12 @@ export class HostKeyStore {
 
   /** Imports an OpenSSH known_hosts file: plain, "[host]:port", comma lists and hashed entries. */
   importKnownHosts(file = '~/.ssh/known_hosts'): { imported: number; skipped: number; conflicts: number } {
-    // "~/" as a person types it, in the UI or on the command line.
-    const path = file === '~' || file.startsWith('~/') ? join(homedir(), file.slice(1)) : file;
     let text: string;
     try {
-      // Thousands of hosts take a few MB; anything far larger is not a known_hosts file.
-      if (statSync(path).size > MAX_KNOWN_HOSTS_BYTES) throw new WraithError('EBADARGS', `${path} is over 64 MB: not an OpenSSH known_hosts file.`);
-      text = readFileSync(path, 'utf8');
+      text = readLocalFileSync(file, { maxBytes: MAX_KNOWN_HOSTS_BYTES, what: 'an OpenSSH known_hosts file' }).toString('utf8');
     } catch (err) {
-      if (err instanceof WraithError) throw err;
-      const code = (err as NodeJS.ErrnoException).code ?? 'EIO';
-      if (code === 'ENOENT') throw new WraithError('ENOTFOUND', `No known_hosts file at ${path}.`);
-      throw new WraithError(code === 'EACCES' ? 'EDENIED' : 'EIO', `Cannot read ${path} (${code}): pick an OpenSSH known_hosts file.`);
+      if (err instanceof WraithError && err.code === 'ENOTFOUND') throw new WraithError('ENOTFOUND', `No known_hosts file at ${expandHome(file)}.`);
+      throw err;
     }
     const put = this.db.prepare(
       `INSERT OR IGNORE INTO known_hosts (kind, host, port, key_type, fingerprint, hashed, source, added_at)

@@ -6,6 +6,7 @@ import * as nodePty from 'node-pty';
 import { OK } from '../../common/contract/define.js';
 import type { SessionInfo } from '../../common/contract/sessions.js';
 import { WraithError } from '../../common/errors.js';
+import { callerLocalPath } from '../local-files.js';
 import type { EventBus, Router } from '../router.js';
 import type { SessionRegistry } from '../sessions/session-registry.js';
 import type { FlowControlOptions, TerminalCwd, TerminalSource } from '../terminal/terminal-session.js';
@@ -105,10 +106,16 @@ export class PtySession extends TerminalSession {
     this.reason = null;
   }
 
-  /** Starts the same shell again in this session, after it exited; scrollback is kept. */
+  /**
+   * Starts the same shell again in this session, after it exited; scrollback is kept. The shell
+   * and its folder are checked again as a new spawn checks them: node-pty would otherwise start a
+   * program that is gone (moved, removed) as a child that prints "execvp(3) failed" and exits 1,
+   * an exit that asks to be relaunched again.
+   */
   relaunch(): void {
     if (this.state === 'closed') throw new WraithError('ESESSIONCLOSED', 'This session was closed; spawn a new shell.');
     if (this.proc) throw new WraithError('EBADARGS', `${this.info().title} is still running.`);
+    checkSpawnable(this.spec.shellPath, this.spec.cwd);
     this.start();
     this.registry.changed(this.id);
   }
@@ -171,6 +178,23 @@ export class PtySession extends TerminalSession {
   }
 }
 
+/**
+ * The shell as a path to start, and the folder to start it in, or an ENOTFOUND saying which is
+ * missing: a new spawn and a relaunch refuse alike.
+ */
+function checkSpawnable(shell: string, cwd: string): SpawnSpec {
+  const shellPath = resolveShell(shell);
+  if (!shellPath) throw new WraithError('ENOTFOUND', `No shell "${shell}" on this machine: it may have been moved or removed. Choose another shell.`);
+  let isDir = false;
+  try {
+    isDir = statSync(cwd).isDirectory();
+  } catch {
+    isDir = false;
+  }
+  if (!isDir) throw new WraithError('ENOTFOUND', `No directory ${cwd} to start the shell in.`);
+  return { shellPath, cwd };
+}
+
 function signalName(n: number): string {
   for (const [name, num] of Object.entries(osConstants.signals)) if (num === n) return name;
   return `signal ${n}`;
@@ -185,17 +209,8 @@ export class PtyService {
   }
 
   spawn(input: { shell: string; cols: number; rows: number; cwd?: string | undefined }): { sessionId: string } {
-    const shellPath = resolveShell(input.shell);
-    if (!shellPath) throw new WraithError('ENOTFOUND', `No shell "${input.shell}" on this machine. pty.shells lists those found.`);
-    const cwd = input.cwd ?? homedir();
-    let isDir = false;
-    try {
-      isDir = statSync(cwd).isDirectory();
-    } catch {
-      isDir = false;
-    }
-    if (!isDir) throw new WraithError('ENOTFOUND', `No directory ${cwd} to start the shell in.`);
-    const session = new PtySession(randomUUID(), this.deps.bus, this.deps.sessions, this.deps.terminals, { shellPath, cwd }, {
+    const spec = checkSpawnable(input.shell, input.cwd === undefined ? homedir() : callerLocalPath(input.cwd, 'folder'));
+    const session = new PtySession(randomUUID(), this.deps.bus, this.deps.sessions, this.deps.terminals, spec, {
       cols: input.cols,
       rows: input.rows,
       ringBufferBytes: this.deps.ringBufferBytes(),

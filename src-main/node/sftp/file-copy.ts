@@ -1,5 +1,6 @@
 import { open as openLocal } from 'node:fs/promises';
 import type { SFTPWrapper } from 'ssh2';
+import { OPEN_LOCAL_FOR_READING } from '../local-files.js';
 import type { RemoteFs } from './remote-fs.js';
 import { cancelledError, fromLocalError, sftpError } from './sftp-errors.js';
 import { writeHeaderLength } from './write-packet.js';
@@ -239,11 +240,14 @@ export async function uploadFile(
   ready?: () => Promise<unknown>,
 ): Promise<number> {
   throwIfAborted(opts.signal, `Upload of ${localPath}`);
-  const local = await openLocal(localPath, 'r').catch((err: unknown) => {
+  const local = await openLocal(localPath, OPEN_LOCAL_FOR_READING).catch((err: unknown) => {
     throw fromLocalError(err, 'open', localPath);
   });
   try {
-    const size = (await local.stat()).size;
+    // The open file is what is sent: one swapped for a FIFO or a device since the walk would never end.
+    const st = await local.stat();
+    if (!st.isFile()) throw sftpError('EBADARGS', `Cannot upload ${localPath}: it is not a regular file.`, 'not_a_file', { path: localPath });
+    const size = st.size;
     const attrs = { mode: mode & 0o777 };
     const handle = remoteTemp === dest ? await rfs.open(dest, 'wx', attrs) : await rfs.createTemp(remoteTemp, dest, attrs);
     // File data is read in behind room for the WRITE request's header, which is then sent as it

@@ -12,6 +12,7 @@ import {
 } from '../../common/contract/sftp.js';
 import { WraithError } from '../../common/errors.js';
 import { formatBytes, formatBytesOver } from '../../common/format-bytes.js';
+import { callerLocalPath } from '../local-files.js';
 import { type ByteSink, RequestSlots, refuseEndless, serverChunkLimit, sinkFinished, streamRemoteFile } from './file-copy.js';
 import { RemoteFs, channelOpen, entryType, parseMode, toEntry } from './remote-fs.js';
 import { isTempBasename, tempNameFor } from './temp-name.js';
@@ -552,17 +553,19 @@ export class SftpService {
   }
 
   async upload(i: { sessionId: string; localPath: string; remotePath: string; overwrite: boolean }): Promise<{ transferId: string }> {
+    const localPath = callerLocalPath(i.localPath);
     const rfs = await this.fs(i.sessionId);
     const plan = this.planFor(rfs, 'write');
-    const t = new Transfer(i.sessionId, 'upload', 'file', i.localPath, i.remotePath);
+    const t = new Transfer(i.sessionId, 'upload', 'file', localPath, i.remotePath);
     this.track(t, () => runUpload(rfs, t, i.overwrite, plan));
     return { transferId: t.id };
   }
 
   async download(i: { sessionId: string; remotePath: string; localPath: string; overwrite: boolean }): Promise<{ transferId: string }> {
+    const localPath = callerLocalPath(i.localPath);
     const rfs = await this.fs(i.sessionId);
     const plan = this.planFor(rfs, 'read');
-    const t = new Transfer(i.sessionId, 'download', 'file', i.localPath, i.remotePath);
+    const t = new Transfer(i.sessionId, 'download', 'file', localPath, i.remotePath);
     this.track(t, () => runDownload(rfs, t, i.overwrite, plan));
     return { transferId: t.id };
   }

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
 import ssh2, { type AnyAuthMethod, type AuthHandlerMiddleware, Client, type Prompt } from 'ssh2';
 import { type CredentialNeed, MAX_LOGIN_TRIES } from '../../common/contract/ssh.js';
 import { WraithError } from '../../common/errors.js';
 import { hostAndPort, hostToDial } from '../../common/host-address.js';
+import { MAX_KEY_FILE_BYTES } from '../connections/connection-checks.js';
 import type { ResolvedConnection } from '../connections/connections-service.js';
 import { type HostKeyStore, sshFingerprint } from '../hostkeys/host-key-store.js';
-import { expandHome } from '../paths.js';
+import { readLocalFileSync } from '../local-files.js';
 import type { EventBus } from '../router.js';
 import { type HopLabel, label, mapConnectError } from './errors.js';
 
@@ -147,9 +147,10 @@ function loadKey(conn: ResolvedConnection): { key: Buffer; passphrase?: string }
   if (conn.privateKey) key = Buffer.from(conn.privateKey, 'utf8');
   else if (conn.keyPath) {
     try {
-      key = readFileSync(expandHome(conn.keyPath));
+      key = readLocalFileSync(conn.keyPath, { maxBytes: MAX_KEY_FILE_BYTES, what: 'a private key file' });
     } catch (err) {
-      throw new WraithError('ENOTFOUND', `Cannot read the private key file ${conn.keyPath} for ${conn.name}: ${err instanceof Error ? err.message : String(err)}`);
+      const code = err instanceof WraithError ? err.code : 'ENOTFOUND';
+      throw new WraithError(code, `Cannot read the private key file ${conn.keyPath} for ${conn.name}: ${err instanceof Error ? err.message : String(err)}`);
     }
   } else {
     throw new WraithError('EAUTH', `${conn.name} uses key authentication but has no private key: add one, or a key file path.`);
