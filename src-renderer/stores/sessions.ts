@@ -162,7 +162,13 @@ export const useSessionsStore = defineStore('sessions', () => {
     const tab = activeTab.value;
     if (tab && tab.kind !== 'rdp') tab.attention = null;
   });
-  const openCount = computed(() => Object.values(infos.value).filter((s) => s.state !== 'closed').length);
+  /**
+   * Sessions with something running on the host: open, or connecting. A local shell that exited
+   * and an SSH or RDP session that dropped are kept for their scrollback and a relaunch or
+   * reconnect, but run nothing: "Sessions: N" does not count them, nor does leaving the page ask
+   * about them (the host keeps them, and a reload shows them again).
+   */
+  const runningCount = computed(() => Object.values(infos.value).filter((s) => s.state === 'open' || s.state === 'connecting').length);
 
   function allTabs(): SessionTab[] {
     return panelShell.value ? [...tabs.value, panelShell.value] : tabs.value;
@@ -546,6 +552,8 @@ export const useSessionsStore = defineStore('sessions', () => {
   /**
    * Starts the shell again in the same view, keeping the scrollback: a local shell whose process
    * exited is relaunched in place (same session); a session the host no longer has is opened anew.
+   * A relaunch the host refuses (the shell was moved or removed) fails as a new shell would: the
+   * tab's card says why, where "Relaunch?" would only ask again for what cannot work.
    */
   async function relaunch(key: string, cols: number, rows: number): Promise<void> {
     const tab = find(key);
@@ -558,8 +566,7 @@ export const useSessionsStore = defineStore('sessions', () => {
         const info = infos.value[sessionId];
         if (info) applyInfo(info);
       } catch (err) {
-        const e = asWraithError(err);
-        tab.problem = { code: e.code, message: e.message, details: e.details ?? {} };
+        fail(tab, err, 'failed');
       }
       return;
     }
@@ -671,7 +678,7 @@ export const useSessionsStore = defineStore('sessions', () => {
   }
 
   return {
-    infos, tabs, activeKey, activeTab, panelShell, prompts, openCount,
+    infos, tabs, activeKey, activeTab, panelShell, prompts, runningCount,
     load, openSsh, openShellTab, openRdp, findRdp, setPanelShell, panelShellRunning, closePanelShell, start, trustAndConnect, forgetAndRetry, connectWithCredential, credentialNeed, reconnect, cancelReconnect, relaunch, kill, close, activate, cycle,
     canDuplicate, connectionDeleted, deletedProblem, learnDeleted, closedMeanwhile, duplicate, openSshIn, rename, setShellTitle, move, markAttention,
     answerPrompt, hostKeyTarget,

@@ -3,7 +3,9 @@
  * trust, typing, multi-line paste, drop and Reconnect, changed host key, port forwarding, broadcast
  * input), and the local shell panel.
  */
-import { readFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer } from 'node:http';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -1435,7 +1437,9 @@ describe('terminals in browser mode', () => {
       const live = await hostSessions();
       expect(live).toContain(fresh);
       expect(await viewedSessions()).toEqual(expect.arrayContaining(live)); // every session the host has, a view shows
-      await expect.poll(async () => /Sessions: (\d+)/.exec(await page.locator('.status-bar').innerText())?.[1]).toBe(String(live.length));
+      // "Sessions: N" counts the running ones (a shell that exited or a dropped connection runs nothing).
+      const runningSessions = (await api.call('sessions.list')).filter((s) => s.state === 'open' || s.state === 'connecting');
+      await expect.poll(async () => /Sessions: (\d+)/.exec(await page.locator('.status-bar').innerText())?.[1]).toBe(String(runningSessions.length));
 
       await panel.locator('.xterm').click();
       await page.keyboard.type('echo fresh-$((4*4))\n');
@@ -1444,6 +1448,128 @@ describe('terminals in browser mode', () => {
       api.close();
     }
   });
+
+  it('keeps the tabs in view above the local shell panel: a drag stops short of them, a smaller window shrinks the panel, a bigger one gives it back', async () => {
+    const { panel } = await panelShell();
+    const splitter = page.getByRole('separator', { name: 'Resize the local shell panel' });
+    const area = page.locator('.sessions-area');
+    const box = async (l: Locator) => {
+      const b = await l.boundingBox();
+      if (!b) throw new Error('not shown');
+      return b;
+    };
+    /** The session area's height, and whether the first tab fits in it whole. */
+    const tabsShown = async () => {
+      const a = await box(area);
+      const t = await box(page.locator('.tab').first());
+      return { height: a.height, tabFits: t.y >= a.y && t.y + t.height <= a.y + a.height };
+    };
+    const dragSplitterTo = async (y: number) => {
+      const s = await box(splitter);
+      await page.mouse.move(s.x + s.width / 2, s.y + s.height / 2);
+      await page.mouse.down();
+      await page.mouse.move(s.x + s.width / 2, y, { steps: 8 });
+      await page.mouse.up();
+    };
+    const viewport = page.viewportSize() ?? { width: 1400, height: 860 };
+    const splitterAt = (await box(splitter)).y;
+    try {
+      // Dragged up to the top of the window, the panel stops where the session area keeps its tabs and a few rows.
+      await dragSplitterTo(0);
+      expect(await tabsShown()).toMatchObject({ tabFits: true, height: expect.toSatisfy((h: number) => h >= 120) });
+      const tall = (await box(panel)).height;
+      expect(tall).toBeGreaterThan(viewport.height / 2);
+      // The splitter follows the mouse back down at once: the drag did not go on past where the panel stopped.
+      await dragSplitterTo((await box(splitter)).y + 40);
+      await expect.poll(async () => Math.abs((await box(panel)).height - (tall - 40))).toBeLessThanOrEqual(2);
+      const chosen = (await box(panel)).height;
+
+      // A smaller window: the panel gives way, the tabs stay.
+      await page.setViewportSize({ width: viewport.width, height: 420 });
+      await expect.poll(async () => (await box(panel)).height).toBeLessThan(chosen);
+      expect(await tabsShown()).toMatchObject({ tabFits: true, height: expect.toSatisfy((h: number) => h >= 120) });
+
+      // The window as big as before: the panel as tall as the user made it.
+      await page.setViewportSize(viewport);
+      await expect.poll(async () => (await box(panel)).height).toBe(chosen);
+    } finally {
+      await page.setViewportSize(viewport);
+      await dragSplitterTo(splitterAt);
+    }
+  });
+
+  it('refuses to relaunch a shell that was moved away, on a card (no relaunch loop); "Sessions: N" and leaving the page count only running sessions', async () => {
+    // A shell of its own ($SHELL, so the panel offers it): a script that starts bash, as a wrapper would.
+    const dir = mkdtempSync(join(tmpdir(), 'wraith-e2e-myshell-'));
+    const script = join(dir, 'myshell');
+    writeFileSync(script, '#!/bin/sh\nexec bash --norc --noprofile\n');
+    chmodSync(script, 0o755);
+    const own = await startWraithServer({ env: { SHELL: script } });
+    const other = await browser.context.newPage();
+    try {
+      await other.goto(own.openUrl);
+      await other.getByText('Host: connected').waitFor();
+      const shown = async () => /Sessions: (\d+)/.exec(await other.locator('.status-bar').innerText())?.[1];
+      const text = (id: string) => other.evaluate((sid) => window.wraithInspect?.terminals.text(sid) ?? '', id);
+      await other.keyboard.press('Control+Shift+G');
+      const panel = other.getByRole('region', { name: 'Local shell' });
+      await expect.poll(() => panel.getByRole('combobox', { name: 'Shell' }).inputValue()).toBe(script);
+      await panel.getByRole('button', { name: 'Open as tab' }).click();
+      await other.keyboard.press('Control+Shift+G'); // the panel hides; the tab stays
+      const pane = other.locator('.tab-panel:visible .terminal-pane');
+      await pane.and(other.locator('[data-phase="open"]')).waitFor();
+      const id = (await pane.getAttribute('data-session-id')) ?? '';
+      await expect.poll(shown).toBe('1');
+
+      // The shell exits: it runs no more, and is no longer counted.
+      await pane.locator('.xterm').click();
+      await other.keyboard.type('exit\n');
+      await pane.and(other.locator('[data-phase="ended"]')).waitFor();
+      await expect.poll(shown).toBe('0');
+
+      // Moved away, then Enter (Relaunch): a card says why, once, and takes the keys.
+      renameSync(script, `${script}.moved`);
+      await expect.poll(async () => (await text(id)).includes('Press Enter to relaunch')).toBe(true);
+      await other.keyboard.press('Enter');
+      const card = pane.getByRole('alert').filter({ hasText: 'Could not relaunch myshell' });
+      await card.waitFor();
+      expect(await card.innerText()).toContain(`No shell "${script}" on this machine: it may have been moved or removed. Choose another shell.`);
+      expect(await card.innerText()).toContain('ENOTFOUND');
+      const tryAgain = card.getByRole('button', { name: 'Try again' });
+      await expect.poll(() => tryAgain.evaluate((b) => b === document.activeElement)).toBe(true);
+      expect(await text(id)).not.toContain('execvp');
+      expect((await text(id)).match(/Press Enter to relaunch/g)).toHaveLength(1);
+      await expect.poll(shown).toBe('0');
+
+      // Put back, Try again (Enter) relaunches it in the same tab, scrollback kept.
+      renameSync(`${script}.moved`, script);
+      await other.keyboard.press('Enter');
+      await pane.and(other.locator('[data-phase="open"]')).waitFor();
+      expect(await pane.getAttribute('data-session-id')).toBe(id);
+      await pane.locator('.xterm').click();
+      await other.keyboard.type('echo back-$((6*7))\n');
+      await expect.poll(async () => (await text(id)).split('\n').map((l) => l.trimEnd())).toContain('back-42');
+      await expect.poll(shown).toBe('1');
+
+      // With only an exited shell, the page closes without asking (nothing runs that would be left).
+      await other.keyboard.type('exit\n');
+      await pane.and(other.locator('[data-phase="ended"]')).waitFor();
+      await expect.poll(shown).toBe('0');
+      const outcome = new Promise<string>((resolve) => {
+        other.once('dialog', (d) => {
+          resolve('asked');
+          void d.dismiss(); // stay
+        });
+        other.once('close', () => resolve('closed'));
+      });
+      await other.close({ runBeforeUnload: true });
+      expect(await outcome).toBe('closed');
+    } finally {
+      if (!other.isClosed()) await other.close();
+      await own.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('takes a screenshot of the window with a terminal open', async () => {
     await page.screenshot({ path: '/tmp/wraith-terminal.png' });
