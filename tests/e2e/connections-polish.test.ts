@@ -232,8 +232,8 @@ describe('Cancel on a question a Reconnect asked', () => {
     await page.keyboard.press('Escape');
     await backToDisconnected("the server's host key was not trusted");
 
-    // The changed host key card (another key is trusted for it), by its Cancel button.
-    await api.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: 'ssh-ed25519', fingerprint: 'SHA256:not-the-key-this-server-has-0000000000000000' });
+    // The changed host key card (another key is trusted for it: a well-formed fingerprint, not this server's), by its Cancel button.
+    await api.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: 'ssh-ed25519', fingerprint: `SHA256:${'0'.repeat(43)}` });
     await banner().getByRole('button', { name: 'Reconnect' }).click();
     const changed = card(/host key of 127\.0\.0\.1:\d+ has changed/);
     await changed.waitFor({ timeout: 20_000 });
