@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
 import { type TestBrowser, openApp } from '../fixtures/browser.js';
-import { activeSessionId, terminalText } from '../fixtures/terminal-page.js';
+import { activeSessionId, sessionIn, terminalText } from '../fixtures/terminal-page.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
 let server: WraithServer;
@@ -46,14 +46,6 @@ function hasFocus(el: Locator): Promise<boolean> {
   return el.evaluate((node) => node === document.activeElement);
 }
 
-/** The session id of the terminal in `scope` once it has one other than `not`. */
-async function sessionIn(scope: Locator, not?: string): Promise<string> {
-  const pane = scope.locator('.terminal-pane[data-session-id]');
-  await expect.poll(() => pane.getAttribute('data-session-id'), { timeout: 20_000 }).not.toBe(not ?? null);
-  const id = await pane.getAttribute('data-session-id');
-  if (!id) throw new Error('the terminal has no session id');
-  return id;
-}
 
 /** Types an echo where the keys are, without clicking anything, and waits for its answer in the session. */
 async function keysReach(sessionId: string, word: string): Promise<void> {

@@ -13,7 +13,7 @@ import type { ContractClient } from '../../src-main/common/client.js';
 import { connectWebSocket } from '../../src-main/server/ws-client.js';
 import { type TestBrowser, openApp } from '../fixtures/browser.js';
 import { type SshdHandle, savePasswordConnection, startSshd } from '../fixtures/sshd.js';
-import { activeSessionId, terminalText, typeAndSee } from '../fixtures/terminal-page.js';
+import { activeSessionId, sessionIn, terminalText, typeAndSee } from '../fixtures/terminal-page.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
 let sshd: SshdHandle;
@@ -44,14 +44,6 @@ const banner = (scope: Locator) => scope.locator('.pane-banner');
 /** The tab titled exactly `title` (hasText alone would take "sh" for the SSH badge of another). */
 const tabTitled = (title: string) => page.locator('.tab', { has: page.locator('.tab-title', { hasText: new RegExp(`^${title}$`) }) });
 
-/** The session id of the terminal in `scope` once it has one other than `not`. */
-async function sessionIn(scope: Locator, not?: string): Promise<string> {
-  const pane = scope.locator('.terminal-pane[data-session-id]');
-  await expect.poll(() => pane.getAttribute('data-session-id'), { timeout: 20_000 }).not.toBe(not ?? null);
-  const id = await pane.getAttribute('data-session-id');
-  if (!id) throw new Error('the terminal has no session id');
-  return id;
-}
 
 /** Types `command` in the terminal in `scope` and waits until `line` is one of the session's lines. */
 async function typeIn(scope: Locator, sessionId: string, command: string, line: string): Promise<void> {

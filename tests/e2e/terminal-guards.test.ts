@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dialog, Locator, Page } from 'playwright-core';
 import { type TestBrowser, createSshConnectionInUi, launchBrowser, openApp } from '../fixtures/browser.js';
+import { sessionIn } from '../fixtures/terminal-page.js';
 import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
@@ -33,13 +34,6 @@ async function waitForLine(sessionId: string, line: string, timeout = 15_000): P
   await expect.poll(() => lines(sessionId), { timeout }).toContain(line);
 }
 
-async function sessionIn(scope: Locator): Promise<string> {
-  const pane = scope.locator('.terminal-pane[data-session-id]');
-  await pane.waitFor();
-  const id = await pane.getAttribute('data-session-id');
-  if (!id) throw new Error('the terminal has no session id');
-  return id;
-}
 
 /** Pastes `text` into the terminal in `scope` as the browser does (a paste event on xterm's textarea). */
 function paste(scope: string, text: string): Promise<void> {
