@@ -26,10 +26,13 @@ export function callerLocalPath(path: string, what: 'file' | 'folder' = 'file'):
   return full;
 }
 
-/** Why what `path` opened cannot be read as `what` (e.g. "an OpenSSH known_hosts file"), or null. */
-export function notARegularFile(path: string, st: Stats, what: string): WraithError | null {
+/**
+ * Why what `path` opened cannot be read as `what` (e.g. "an OpenSSH known_hosts file"), or null;
+ * a folder is told by `details.reason` 'folder', for callers that say more of it.
+ */
+function notARegularFile(path: string, st: Stats, what: string): WraithError | null {
   if (st.isFile()) return null;
-  if (st.isDirectory()) return new WraithError('EBADARGS', `${path} is a folder: give ${what}.`, { path });
+  if (st.isDirectory()) return new WraithError('EBADARGS', `${path} is a folder: give ${what}.`, { path, reason: 'folder' });
   return new WraithError('EBADARGS', `${path} is not a regular file: give ${what}.`, { path });
 }
 
@@ -79,7 +82,7 @@ export function readLocalFileSync(path: string, limit: LocalFileLimit): Buffer {
 }
 
 /** A failure to open or read a caller-named local file, as a WraithError. */
-export function localFileError(err: unknown, path: string): WraithError {
+function localFileError(err: unknown, path: string): WraithError {
   if (err instanceof WraithError) return err;
   const code = (err as NodeJS.ErrnoException).code ?? 'EIO';
   if (code === 'ENOENT' || code === 'ENOTDIR') return new WraithError('ENOTFOUND', `There is no file at ${path}.`, { path });

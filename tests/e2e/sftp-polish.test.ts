@@ -710,7 +710,7 @@ describe('the Files panel, polished', () => {
 
     await panel().locator('input[name=sftp-upload]').setInputFiles({ name: 'roots.conf', mimeType: 'text/plain', buffer: Buffer.from('mine\n') });
     await page.getByRole('dialog', { name: 'Replace roots.conf?' }).getByRole('button', { name: 'Replace' }).click();
-    // Refused before a byte is sent, as any upload the host refuses at its start: said at once.
+    // Refused before a byte is sent, as every upload the host refuses at its start: said at once.
     await page.locator('.toasts .toast', { hasText: `Could not upload roots.conf: ${said(remote('roots.conf'))}` }).waitFor();
 
     await panel().locator('input[name=sftp-upload-folder]').setInputFiles(src);

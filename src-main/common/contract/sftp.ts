@@ -312,3 +312,12 @@ export const sftpMethods = {
 export const sftpEvents = {
   'transfer.progress': event(TransferProgress, 'A transfer moved bytes or ended (throttled to a few per second, always sent at the end).'),
 };
+
+/**
+ * How a folder upload that sent some files says which did not: the host's (a CLI or XO upload)
+ * and the Files panel's alike. The first three are named, in the order given.
+ */
+export function filesNotUploaded(failed: readonly { name: string; message: string }[], total: number): string {
+  const first = failed.slice(0, 3).map((f) => `${f.name}: ${f.message}`).join('; ');
+  return `${failed.length} of ${total} files did not upload. ${first}${failed.length > 3 ? '; …' : ''}`;
+}

@@ -102,9 +102,8 @@ export function keyFileProblem(path: string): string | null {
   try {
     text = readLocalFileSync(trimmed, { maxBytes: MAX_KEY_FILE_BYTES, what: 'a private key file' });
   } catch (err) {
-    const code = err instanceof WraithError ? err.code : 'EIO';
-    if (code === 'ENOTFOUND') return `There is no file at ${path} on the machine Wraith runs on.`;
-    if (/is a folder/.test(err instanceof Error ? err.message : '')) {
+    if (err instanceof WraithError && err.code === 'ENOTFOUND') return `There is no file at ${path} on the machine Wraith runs on.`;
+    if (err instanceof WraithError && err.details?.reason === 'folder') {
       return `${path} is a folder: give the private key file in it (e.g. ${path.replace(/\/$/, '')}/id_ed25519).`;
     }
     return err instanceof Error ? err.message : String(err);

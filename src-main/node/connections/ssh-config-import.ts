@@ -5,9 +5,9 @@ import type { Connection } from '../../common/contract/connections.js';
 import { WraithError } from '../../common/errors.js';
 import type { ConnectionsService } from './connections-service.js';
 import { forwardsFromSshConfig } from './ssh-config-forwards.js';
-import { callerLocalPath, readLocalFileSync } from '../local-files.js';
+import { callerLocalPath } from '../local-files.js';
 import { identityFromSshConfig } from './ssh-config-identity.js';
-import { MAX_SSH_CONFIG_BYTES, displayPath, expandIncludes, show } from './ssh-config-include.js';
+import { displayPath, expandIncludes, readSshConfigText, show } from './ssh-config-include.js';
 
 export interface ImportResult {
   created: Connection[];
@@ -91,7 +91,7 @@ function readConfig(opts: { path?: string; text?: string }, notes: ImportResult[
   if (text === undefined) {
     path = callerLocalPath(opts.path ?? '~/.ssh/config');
     try {
-      text = readLocalFileSync(path, { maxBytes: MAX_SSH_CONFIG_BYTES, what: 'an OpenSSH client config' }).toString('utf8');
+      text = readSshConfigText(path);
     } catch (err) {
       if (err instanceof WraithError && err.code === 'ENOTFOUND') throw new WraithError('ENOTFOUND', `No SSH config at ${path}.`);
       throw err;

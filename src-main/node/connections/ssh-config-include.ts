@@ -9,7 +9,12 @@ import { expandHome } from '../paths.js';
 const MAX_INCLUDE_DEPTH = 16;
 
 /** A long ssh_config is tens of KB; a file this large is not one (and is not read whole to find out). */
-export const MAX_SSH_CONFIG_BYTES = 4 * 1024 * 1024;
+const MAX_SSH_CONFIG_BYTES = 4 * 1024 * 1024;
+
+/** The text of the ssh_config (or Included file) at `path`, read as local-files.ts reads what a caller names. */
+export function readSshConfigText(path: string): string {
+  return readLocalFileSync(path, { maxBytes: MAX_SSH_CONFIG_BYTES, what: 'an OpenSSH client config' }).toString('utf8');
+}
 
 /** Something of the config that was not read, under the file (or "pasted text") it is written in. */
 export interface IncludeNote {
@@ -103,7 +108,7 @@ function include(line: Directive, label: string, ctx: Context, depth: number): L
     for (const file of files) {
       let config: SSHConfig;
       try {
-        config = SSHConfig.parse(readLocalFileSync(file, { maxBytes: MAX_SSH_CONFIG_BYTES, what: 'an OpenSSH client config' }).toString('utf8'));
+        config = SSHConfig.parse(readSshConfigText(file));
       } catch (err) {
         notes.push({ host: label, note: `Include ${spec}: ${file} cannot be read (${err instanceof Error ? err.message : String(err)}).` });
         continue;

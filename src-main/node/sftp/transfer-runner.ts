@@ -1,6 +1,7 @@
 import { lstat, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, posix } from 'node:path';
 import type { Stats } from 'ssh2';
+import { filesNotUploaded } from '../../common/contract/sftp.js';
 import { WraithError } from '../../common/errors.js';
 import { type CopyOptions, type RequestSlots, downloadFile, uploadFile } from './file-copy.js';
 import { type LeftOut, leaveOutUnreadable, leftOutList, listNameFor, noteUnlisted, sortLeftOut, unopenedFile } from './left-out.js';
@@ -195,9 +196,8 @@ export async function keepOwnership(rfs: RemoteFs, t: Transfer, temp: string, de
 
 /** The failure of a folder upload whose other files arrived: which did not and why, in the Files panel's words for its folder uploads. */
 function notAllUploaded(dest: string, refused: { rel: string; message: string }[], total: number): WraithError {
-  const named = [...refused].sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0)).slice(0, 3);
-  const first = named.map((r) => `${r.rel}: ${r.message}`).join('; ');
-  return new WraithError('EDENIED', `${refused.length} of ${total} files did not upload. ${first}${refused.length > 3 ? '; …' : ''}`, { path: dest });
+  const named = [...refused].sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0)).map((r) => ({ name: r.rel, message: r.message }));
+  return new WraithError('EDENIED', filesNotUploaded(named, total), { path: dest });
 }
 
 /** `replacing`: what is at `dest` now (its stats), or null when the upload creates it. */

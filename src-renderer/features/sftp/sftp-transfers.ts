@@ -1,4 +1,4 @@
-import { SFTP_CHUNK_MAX_BYTES, type TransferProgress } from '@common/contract/sftp.js';
+import { SFTP_CHUNK_MAX_BYTES, type TransferProgress, filesNotUploaded } from '@common/contract/sftp.js';
 import { WraithError, fromSerializedError } from '@common/errors.js';
 import { asWraithError } from '../../composables/errors.js';
 import { useHost } from '../../transport/index.js';
@@ -502,13 +502,12 @@ export function useSftpTransfers(sessionId: () => string | null) {
     const note = (kept ? `${kept} ${kept === 1 ? 'file that was' : 'files that were'} already there ${kept === 1 ? 'was' : 'were'} kept.` : null) ?? r.notice;
     if (signal.aborted) store.update(id, { state: 'cancelled', bytesPerSecond: 0, etaSeconds: null, notice: note });
     else if (failed.length) {
-      const first = failed.slice(0, 3).map((f) => `${f.item.label}: ${f.message}`).join('; ');
       store.update(id, {
         state: 'failed',
         bytesPerSecond: 0,
         etaSeconds: null,
         notice: note,
-        error: `${failed.length} of ${items.length} files did not upload. ${first}${failed.length > 3 ? '; …' : ''}`,
+        error: filesNotUploaded(failed.map((f) => ({ name: f.item.label, message: f.message })), items.length),
         // Every file cut off by the dropped connection: the batch was.
         errorCode: failed.every((f) => f.code === failed[0]?.code) ? (failed[0]?.code ?? null) : 'EIO',
       });
