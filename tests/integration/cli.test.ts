@@ -72,8 +72,9 @@ test('without a running host, call says how to start one', async () => {
 
 test('wraith serve started without the host heap flags runs the host under them, and stops with it', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'wraith-heap-'));
-  // No Node flags at all, the way `npm run serve` or a user's shell starts it.
-  const wrapper = spawn(process.execPath, [wraith, 'serve', '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // No Node flags at all, the way `npm run serve` or a user's shell starts it. In a process group
+  // of its own, so the cleanup below reaches the host child even before its pid is known.
+  const wrapper = spawn(process.execPath, [wraith, 'serve', '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => wrapper.once('exit', (code, signal) => resolve({ code, signal })));
   let hostPid: number | undefined;
   try {
@@ -94,15 +95,16 @@ test('wraith serve started without the host heap flags runs the host under them,
     expect(existsSync(runtimeFilePath(dataDir))).toBe(false);
     expect(() => process.kill(runtime!.pid, 0)).toThrow();
   } finally {
-    // A failed check must not leave the host running without the process that waited for it.
-    if (hostPid !== undefined) {
+    // A failed check (or a timeout before the runtime file) must not leave the host running
+    // without the process that waited for it: end the whole group, then the host by pid.
+    for (const target of [-(wrapper.pid ?? 0), hostPid]) {
+      if (!target) continue;
       try {
-        process.kill(hostPid, 'SIGKILL');
+        process.kill(target, 'SIGKILL');
       } catch {
         // already gone, as it should be
       }
     }
-    wrapper.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
