@@ -176,6 +176,21 @@ describe('ssh.exec', () => {
     expect(utf.stdout).toBe('a');
   });
 
+  test('encoding base64 gives binary output byte for byte, capped in bytes; utf8 text stays the default', async () => {
+    // Bytes that are not UTF-8 (0xff, 0x80) and a NUL, on both streams.
+    const command = String.raw`printf '\377\000\200ok'; printf '\376' >&2`;
+    const text = await client.call('ssh.exec', { sessionId, command });
+    expect(text.stdout).toBe('\uFFFD\0\uFFFDok');
+    const raw = await client.call('ssh.exec', { sessionId, command, encoding: 'base64' });
+    expect(Buffer.from(raw.stdout, 'base64')).toEqual(Buffer.from([0xff, 0x00, 0x80, 0x6f, 0x6b]));
+    expect(Buffer.from(raw.stderr, 'base64')).toEqual(Buffer.from([0xfe]));
+    const capped = await client.call('ssh.exec', { sessionId, command, encoding: 'base64', maxBytes: 2 });
+    expect(Buffer.from(capped.stdout, 'base64')).toEqual(Buffer.from([0xff, 0x00]));
+    expect(capped.truncated).toBe(true);
+    const bad = await failure(client.call('ssh.exec', { sessionId, command: 'true', encoding: 'latin1' as 'utf8' }));
+    expect(bad.code).toBe('EBADARGS');
+  });
+
   test('output past maxBytes is dropped, the command runs to its end and its exit code is reported', async () => {
     const marker = `/tmp/wraith-exec-finished-${process.pid}-${Date.now()}`;
     // Still writing (to both streams) well after the cap is reached: stopping it would lose the marker.

@@ -76,6 +76,11 @@ export const sshMethods = {
       timeoutMs: z.number().int().min(1).max(3_600_000).default(30_000),
       /** What is kept of stdout and of stderr, each; the command runs on past it. */
       maxBytes: z.number().int().min(1).max(64 * 1024 * 1024).default(1024 * 1024),
+      /**
+       * How stdout and stderr come back: `utf8` text (bytes that are not UTF-8 become U+FFFD), or
+       * `base64` of the bytes as they came, for binary output (`tar c`, `cat` of an image).
+       */
+      encoding: z.enum(['utf8', 'base64']).default('utf8'),
     }),
     z.object({
       /** Exit code; null when the command was stopped (timed out) or killed by a signal. */
@@ -91,6 +96,7 @@ export const sshMethods = {
     }),
     'Runs a command on a separate exec channel of the session, with no stdin: exit code, output, duration. ' +
       'Output past maxBytes (each of stdout and stderr) is dropped and the result marked truncated; the command runs on to its end. ' +
+      'Output is UTF-8 text, or with encoding "base64" the bytes as they came, base64-encoded. ' +
       'Killed on timeout and when the call is cancelled (ECANCELLED). ' +
       'If the connection is lost while it runs, fails ESESSIONCLOSED: its outcome is unknown.',
   ),

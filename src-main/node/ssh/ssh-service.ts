@@ -35,6 +35,9 @@ export interface SshServiceDeps {
   readyTimeoutMs?: number;
 }
 
+/** How ssh.exec returns output: text, or base64 of the bytes as they came. */
+export type ExecEncoding = 'utf8' | 'base64';
+
 export interface ExecResult {
   rc: number | null;
   signal: string | null;
@@ -520,8 +523,11 @@ export class SshService {
     return this.session(sessionId).sftp();
   }
 
-  exec(input: { sessionId: string; command: string; timeoutMs: number; maxBytes: number }, signal?: AbortSignal): Promise<ExecResult> {
-    return this.execOn(this.session(input.sessionId), input.command, input.timeoutMs, input.maxBytes, signal);
+  exec(
+    input: { sessionId: string; command: string; timeoutMs: number; maxBytes: number; encoding?: ExecEncoding },
+    signal?: AbortSignal,
+  ): Promise<ExecResult> {
+    return this.execOn(this.session(input.sessionId), input.command, input.timeoutMs, input.maxBytes, signal, input.encoding);
   }
 
   /**
@@ -532,7 +538,14 @@ export class SshService {
    * ECANCELLED. A channel that closes without an exit status (the connection dropped) fails
    * ESESSIONCLOSED: the command's outcome is unknown, and a result would pass for one.
    */
-  execOn(session: SshSession, command: string, timeoutMs: number, maxBytes: number, signal?: AbortSignal): Promise<ExecResult> {
+  execOn(
+    session: SshSession,
+    command: string,
+    timeoutMs: number,
+    maxBytes: number,
+    signal?: AbortSignal,
+    encoding: ExecEncoding = 'utf8',
+  ): Promise<ExecResult> {
     const client = session.client();
     const started = performance.now();
     return new Promise<ExecResult>((resolve, reject) => {
@@ -565,8 +578,8 @@ export class SshService {
         const result = (): ExecResult => ({
           rc,
           signal: sig,
-          stdout: out.stdout.text(),
-          stderr: out.stderr.text(),
+          stdout: out.stdout.text(encoding),
+          stderr: out.stderr.text(encoding),
           durationMs: Math.round((performance.now() - started) * 10) / 10,
           truncated: out.stdout.truncated || out.stderr.truncated,
           timedOut,
@@ -647,7 +660,7 @@ export class SshService {
   }
 }
 
-/** Collects up to `max` bytes of a stream and decodes them as UTF-8 without splitting a character. */
+/** Collects up to `max` bytes of a stream; gives them as UTF-8 text (no character split by the cap) or base64. */
 class Capped {
   private readonly chunks: Buffer[] = [];
   private size = 0;
@@ -669,7 +682,8 @@ class Capped {
     this.size += d.length;
   }
 
-  text(): string {
+  text(encoding: ExecEncoding): string {
+    if (encoding === 'base64') return Buffer.concat(this.chunks, this.size).toString('base64');
     const dec = new StringDecoder('utf8');
     // end() without the incomplete tail: a character cut by the cap is dropped, not mangled.
     const s = dec.write(Buffer.concat(this.chunks, this.size));
