@@ -807,6 +807,39 @@ describe('the Files panel, polished', () => {
     }
   });
 
+  it('widens the Files panel by a mouse drag of its splitter, and keeps the width after a reload', async () => {
+    await showFolder();
+    const splitter = page.getByRole('separator', { name: 'Resize the files panel' });
+    const width = async () => Number(await splitter.getAttribute('aria-valuenow'));
+    const before = await width();
+    /** The splitter moved from the keyboard: each ← widens the panel on its right by 16 px. */
+    const widen = async (steps: number) => {
+      await splitter.focus();
+      for (let i = 0; i < Math.abs(steps); i++) await splitter.press(steps > 0 ? 'ArrowLeft' : 'ArrowRight');
+    };
+    try {
+      // Taken at its middle, as a person aims: the panel's rows beside it must not be what is grabbed.
+      const b = (await splitter.boundingBox())!;
+      await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2);
+      await page.mouse.down();
+      await page.mouse.move(b.x + b.width / 2 - 80, b.y + b.height / 2, { steps: 8 });
+      await page.mouse.up();
+      await expect.poll(width).toBe(before + 80);
+      expect(Math.round((await panel().boundingBox())!.width)).toBe(before + 80);
+
+      await page.reload();
+      await page.getByText('Host: connected').waitFor();
+      await page.locator('.tab', { hasText: 'polish sshd' }).click();
+      await page.locator('.tab.active.open').waitFor({ timeout: 30_000 });
+      await showFolder();
+      await expect.poll(width).toBe(before + 80);
+      expect(Math.round((await panel().boundingBox())!.width)).toBe(before + 80);
+    } finally {
+      await widen(-5);
+      await expect.poll(width).toBe(before);
+    }
+  });
+
   // Last: the server's host key changes, for the tests after it would have to trust it again.
   it('steps the editor aside while the tab asks about the host key to reconnect, and brings it back with its text to save', async () => {
     await showFolder();

@@ -56,6 +56,8 @@ export const SettingsSchema = z.object({
   'sftp.sortBy': z.enum(['name', 'size', 'mtime']).default('name'),
   'sftp.sortDescending': z.boolean().default(false),
   'sftp.showHidden': z.boolean().default(false),
+  /** The Files panel's width, one for every tab's panel, as its splitter was last left. */
+  'sftp.panelWidth': z.number().int().min(260).max(900).default(380),
   'ssh.keepaliveIntervalMs': z.number().int().min(0).max(600_000).default(15_000),
 });
 export type Settings = z.infer<typeof SettingsSchema>;

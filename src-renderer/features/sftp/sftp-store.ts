@@ -82,7 +82,8 @@ export const useSftpStore = defineStore('sftp', () => {
   });
   /** Tabs whose panel follows the terminal's folder (follow-terminal.ts). */
   const following = ref<Record<string, boolean>>({});
-  const width = ref(380);
+  /** The panels' width: kept in settings (sftp.panelWidth), so a reload or another tab keeps it. */
+  const width = computed(() => settings.values['sftp.panelWidth']);
   const transfers = ref<TransferRow[]>([]);
   /** Cancels for uploads the page streams (it stops sending); the host's side stops through sftp.cancel. */
   const aborts = new Map<string, AbortController>();
@@ -110,8 +111,11 @@ export const useSftpStore = defineStore('sftp', () => {
     return yes;
   }
 
-  function resize(px: number): void {
-    width.value = Math.max(260, Math.min(900, Math.round(px)));
+  /** Dragging updates the view at once; the host stores the width when the drag ends (`commit`). */
+  function resize(px: number, commit: boolean): void {
+    const v = Math.max(260, Math.min(900, Math.round(px)));
+    if (commit) void settings.set({ 'sftp.panelWidth': v });
+    else settings.values['sftp.panelWidth'] = v;
   }
 
   function row(id: string): TransferRow | undefined {
