@@ -1123,6 +1123,11 @@ describe('terminals in browser mode', () => {
       await page.locator('.tab-panel:visible .terminal-pane[data-session-id]').waitFor();
       const fresh = await activeSessionId();
       await expect.poll(async () => (await terminalText(fresh)).trimEnd(), { timeout: 15_000 }).toMatch(/[$#]$/); // its prompt
+      // sh (dash) in it: a program that leaves bracketed paste off, so a pasted line end runs the line.
+      // Without a prompt, so that the lines it prints between pasted lines stand on lines of their own.
+      await page.keyboard.type('PS1= sh\n');
+      await page.keyboard.type('echo in-$((2*3))\n');
+      await waitForLine(fresh, 'in-6');
       const tabs = page.locator('.tab');
       const count = await tabs.count();
       expect(count).toBeGreaterThanOrEqual(3);
@@ -1158,6 +1163,24 @@ describe('terminals in browser mode', () => {
       await page.keyboard.press('Enter');
       for (const id of ids) await waitForLine(id, 'many-4');
 
+      // One line with its line end, pasted in a bash tab, where bracketed paste only puts it on the
+      // command line: sh in the last tab runs it as it arrives, so it is asked about, naming that tab.
+      const lastTitle = await tabs.last().locator('.tab-title').innerText();
+      await tabs.first().click();
+      await page.evaluate(() => {
+        const target = document.querySelector('.tab-panel:not([style*="none"]) .xterm-helper-textarea');
+        const data = new DataTransfer();
+        data.setData('text/plain', 'echo once-$((5*5))\n');
+        target?.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+      });
+      const runs = page.getByRole('dialog', { name: 'Paste and run?' });
+      expect(await runs.innerText()).toContain(`In ${lastTitle}, the program reads a paste as typed keys, so the line runs as a command at once.`);
+      await runs.getByRole('button', { name: 'Paste' }).click();
+      await runs.waitFor({ state: 'detached' });
+      await page.keyboard.press('Enter');
+      for (const id of ids) await waitForLine(id, 'once-25');
+      await tabs.last().click();
+
       // The first tab leaves from its menu: the others still share, and it no longer hears them.
       await tabs.first().click({ button: 'right' });
       await page.getByRole('menuitem', { name: 'Leave the broadcast' }).click();
@@ -1186,6 +1209,7 @@ describe('terminals in browser mode', () => {
       const front = await activeSessionId();
       await waitForLine(front, 'alone-16');
       for (const id of ids.filter((i) => i !== front)) expect(await lines(id)).not.toContain('alone-16');
+      await page.keyboard.type('exit\n'); // leaves sh, back to that tab's bash
 
       // The shell opened here (the last tab) closes again.
       const open = await tabs.count();

@@ -15,8 +15,9 @@ import { useHost } from '../../transport/index.js';
  * (useTerminal's onUserInput) or pastes travels, never what a terminal answers by itself (a
  * cursor position report or a mouse click in one tab means nothing in another). Keys go out as
  * the typing terminal encoded them; a paste is pasted into each terminal, so that each wraps it
- * for bracketed paste as its own program asked. A multi-line paste is confirmed once, at the tab
- * it was pasted in, naming how many terminals it goes to.
+ * for bracketed paste as its own program asked. A paste is confirmed once, at the tab it was
+ * pasted in, naming how many terminals it goes to, and asked about when it would run a line in
+ * any of them (one without bracketed paste), not only in the tab it was pasted in.
  */
 export type UserInput = { kind: 'key'; data: string } | { kind: 'paste'; text: string };
 
@@ -24,6 +25,8 @@ export type UserInput = { kind: 'key'; data: string } | { kind: 'paste'; text: s
 export interface BroadcastReceiver {
   key(data: string): void;
   paste(text: string): void;
+  /** Whether its program turned bracketed paste on: without it a pasted line end runs the line. */
+  bracketedPaste(): boolean;
 }
 
 export const useBroadcastStore = defineStore('broadcast', () => {
@@ -120,6 +123,14 @@ export const useBroadcastStore = defineStore('broadcast', () => {
     }
   }
 
+  /**
+   * The tabs among `from`'s broadcast partners whose program reads a paste as typed keys (no
+   * bracketed paste): a paste that only lands on the command line in `from` runs there at once.
+   */
+  function unbracketedOthersOf(from: string): string[] {
+    return othersOf(from).filter((key) => receivers.get(key)?.bracketedPaste() === false);
+  }
+
   function register(key: string, receiver: BroadcastReceiver): () => void {
     receivers.set(key, receiver);
     return () => {
@@ -127,5 +138,5 @@ export const useBroadcastStore = defineStore('broadcast', () => {
     };
   }
 
-  return { load, members, active, available, includes, stop, toggleAll, toggle, partnerFor, othersOf, titlesOf, fanOut, register };
+  return { load, members, active, available, includes, stop, toggleAll, toggle, partnerFor, othersOf, unbracketedOthersOf, titlesOf, fanOut, register };
 });

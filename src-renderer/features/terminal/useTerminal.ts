@@ -40,6 +40,11 @@ export interface UseTerminalOptions {
    * Never what the terminal answers by itself (reports, mouse events).
    */
   onUserInput?: (input: UserInput) => void;
+  /**
+   * Whether every other terminal a paste here also goes to (a broadcast) takes it with bracketed
+   * paste on; a paste is asked about as if this one had it off when one of them does not.
+   */
+  othersBracketed?: () => boolean;
 }
 
 /**
@@ -370,7 +375,8 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     const text = withoutPasteMarkers(clipboard);
     if (!term || !text) return;
     // Control characters are asked about whatever the setting: it is about lines, and they can do more.
-    const reasons = pasteReasons(text, term.modes.bracketedPasteMode).filter((r) => r === 'controls' || settings.values['terminal.confirmMultilinePaste']);
+    const bracketed = term.modes.bracketedPasteMode && (options.othersBracketed?.() ?? true);
+    const reasons = pasteReasons(text, bracketed).filter((r) => r === 'controls' || settings.values['terminal.confirmMultilinePaste']);
     if (reasons.length > 0 && options.confirmPaste) {
       const ok = await options.confirmPaste(text, reasons);
       term?.focus();
@@ -640,6 +646,10 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     /** Drops the scrollback and the screen above the cursor line; the session is not touched. */
     clear: () => term?.clear(),
     /** Input broadcast from another terminal: keys as they were encoded there, pastes wrapped as this terminal's program asked. */
-    receiver: { key: (data: string) => send(data), paste: (text: string) => term?.paste(text) } satisfies BroadcastReceiver,
+    receiver: {
+      key: (data: string) => send(data),
+      paste: (text: string) => term?.paste(text),
+      bracketedPaste: () => term?.modes.bracketedPasteMode ?? false,
+    } satisfies BroadcastReceiver,
   };
 }
