@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { toSerializedError } from '../common/errors.js';
 import { ClientMessage, type ServerMessage } from '../common/protocol.js';
 import type { App } from './app.js';
@@ -14,7 +15,9 @@ export interface ContractConnection {
  * One client's conversation with the App, whatever carries it (WebSocket, Electron
  * MessagePort, in-process): parses each inbound message, dispatches calls through the router,
  * and forwards the events the client subscribed to. A bad message gets an error reply; the
- * connection stays up.
+ * connection stays up. Closing it aborts the signal every call it made runs with: a command run
+ * for a client that went away (Ctrl+C on `wraith call`, a closed window) is stopped rather than
+ * left running on the server until its timeout, with nobody left to read its answer.
  */
 export function openConnection(
   app: App,
@@ -24,6 +27,10 @@ export function openConnection(
   const clientId = randomUUID();
   let prefixes: string[] = [];
   let open = true;
+  const gone = new AbortController();
+  // Every call of the connection listens on this one signal, as many at once as the client sends.
+  setMaxListeners(0, gone.signal);
+  const ctx: CallContext = { clientId, origin, signal: gone.signal };
   const unsubscribe = app.bus.subscribe((name, payload) => {
     if (open && prefixes.some((p) => name.startsWith(p))) send({ t: 'event', name, payload });
   });
@@ -43,7 +50,7 @@ export function openConnection(
         prefixes = msg.prefixes;
         return;
       }
-      app.router.call(msg.method, msg.params, { clientId, origin }).then(
+      app.router.call(msg.method, msg.params, ctx).then(
         (result) => {
           if (!msg.quiet) reply({ t: 'result', id: msg.id, result });
         },
@@ -51,8 +58,10 @@ export function openConnection(
       );
     },
     close() {
+      if (!open) return;
       open = false;
       unsubscribe();
+      gone.abort();
     },
   };
 }

@@ -117,6 +117,40 @@ describe('sftp.saveAs', () => {
     expect(asked.length).toBe(asks);
   });
 
+  test('an item that is not there is refused before asking, naming it, and nothing is downloaded', async () => {
+    answer = join(local, 'never');
+    const asks = asked.length;
+    const transfersBefore = (await client.call('sftp.transfers', { sessionId })).length;
+    const gone = await failure(client.call('sftp.saveAs', { sessionId, remotePaths: [`${remote}/db.dump`, `${remote}/gone.txt`] }));
+    expect(gone).toMatchObject({ code: 'ENOTFOUND', message: expect.stringContaining(`${remote}/gone.txt`) });
+    expect(asked.length).toBe(asks);
+    expect((await client.call('sftp.transfers', { sessionId })).length).toBe(transfersBefore);
+    expect(existsSync(answer)).toBe(false);
+  });
+
+  test("the page's Cancel on a transfer that had already finished shows how it ended, not 'cancelled'", async () => {
+    answer = join(local, 'finished.log');
+    const { transfers } = await client.call('sftp.saveAs', { sessionId, remotePaths: [`${remote}/logs/a.log`] });
+    const transferId = transfers[0]?.transferId ?? '';
+    expect(await settled(transferId)).toMatchObject({ state: 'done' });
+    // A page that was not there for the transfer's last event (its link dropped then) ...
+    setActivePinia(createPinia());
+    const link = new HostLink('electron', async () => openInProcessWire(app));
+    setHostLink(link);
+    await new Promise<void>((resolve) => link.onOpen(() => resolve()));
+    const store = useSftpStore();
+    try {
+      // ... has the row as it last heard of it: running.
+      store.add({ id: transferId, sessionId, direction: 'download', name: 'a.log', remotePath: `${remote}/logs/a.log`, bytes: 0, totalBytes: 4 });
+      expect(store.transfers[0]).toMatchObject({ id: transferId, state: 'running' });
+      await store.cancel(transferId);
+      expect(store.transfers[0]).toMatchObject({ id: transferId, state: 'done', bytes: 4 });
+      expect(readFileSync(answer, 'utf8')).toBe('one\n');
+    } finally {
+      link.dispose();
+    }
+  });
+
   test("the page's transfers list: a file that says size 0 has no total until it has been read, then what was read", async () => {
     // The renderer's own store and download code, on the Electron path, against the real host
     // (the page's end of the wire is in-process here: no Electron runtime can run).

@@ -18,6 +18,7 @@ import { registerSftpHandlers } from '../../src-main/node/sftp/sftp-handlers.js'
 import { SftpService } from '../../src-main/node/sftp/sftp-service.js';
 import { until } from '../fixtures/poll.js';
 import { SHARED_GROUP, type SshdHandle, accountIds, groupId, startSshd, connectSftp, savePasswordConnection } from '../fixtures/sshd.js';
+import { failure } from '../fixtures/errors.js';
 import { sha256File } from '../fixtures/files.js';
 
 const SESSION = 'session-1';
@@ -402,13 +403,47 @@ describe('cancel and failure leave nothing behind', () => {
     expect(readdirSync(remoteDir).filter((n) => n.includes('tree-cancel'))).toEqual([]);
   });
 
-  test('an upload whose source is missing fails with a message naming it, and creates nothing', async () => {
-    const { transferId } = await slow.upload({ sessionId: SESSION, localPath: join(localDir, 'missing.bin'), remotePath: `${remoteDir}/x.bin`, overwrite: false });
-    const info = await slow.wait(transferId);
-    expect(info).toMatchObject({ state: 'failed', error: { code: 'ENOTFOUND' } });
-    expect(info.error?.message).toContain('missing.bin');
+  test('an upload whose source is missing is refused by the call with a message naming it, and creates nothing', async () => {
+    const transfers = slow.listTransfers().length;
+    const missing = join(localDir, 'missing.bin');
+    const refused = await failure(call('sftp.upload', { sessionId: SESSION, localPath: missing, remotePath: `${remoteDir}/x.bin` }));
+    expect(refused).toMatchObject({ code: 'ENOTFOUND', message: `Cannot upload local ${missing}: no such file or directory.`, details: { path: missing } });
+    expect(slow.listTransfers().length).toBe(transfers); // no transfer to follow
     expect(existsSync(`${remoteDir}/x.bin`)).toBe(false);
     expect(temps(remoteDir)).toEqual([]);
+  });
+
+  test('cancelling a transfer that had already finished says so, and changes nothing', async () => {
+    const src = join(localDir, 'finished.txt');
+    writeFileSync(src, 'finished');
+    const done = (await call('sftp.upload', { sessionId: SESSION, localPath: src, remotePath: `${remoteDir}/finished.txt` })) as { transferId: string };
+    expect((await service.wait(done.transferId)).state).toBe('done');
+    const late = await failure(call('sftp.cancel', { transferId: done.transferId }));
+    expect(late).toMatchObject({
+      code: 'EBADARGS',
+      message: `The upload to ${remoteDir}/finished.txt had already finished, so there was nothing to cancel.`,
+      details: { reason: 'finished', state: 'done', transferId: done.transferId },
+    });
+    expect((await service.wait(done.transferId)).state).toBe('done');
+    expect(readFileSync(`${remoteDir}/finished.txt`, 'utf8')).toBe('finished');
+
+    // One that failed on its own: it stays failed, with its own reason.
+    const again = (await call('sftp.upload', { sessionId: SESSION, localPath: src, remotePath: `${remoteDir}/finished.txt` })) as { transferId: string };
+    const failed = await service.wait(again.transferId);
+    expect(failed).toMatchObject({ state: 'failed', error: { code: 'EBADARGS' } });
+    const onFailed = await failure(call('sftp.cancel', { transferId: again.transferId }));
+    expect(onFailed).toMatchObject({ code: 'EBADARGS', details: { reason: 'finished', state: 'failed' } });
+    expect(onFailed.message).toBe(
+      `The upload to ${remoteDir}/finished.txt had already failed, so there was nothing to cancel: Cannot upload to ${remoteDir}/finished.txt: it already exists on the server (pass overwrite to replace it).`,
+    );
+    expect((await service.wait(again.transferId)).error).toEqual(failed.error);
+
+    // One cancelled already stays cancelled, and saying so again is no error.
+    const { transferId } = await slow.upload({ sessionId: SESSION, localPath: bigLocal, remotePath: `${remoteDir}/cancelled-twice.bin`, overwrite: false });
+    await firstBytes(slow, transferId);
+    expect(await slow.cancel(transferId)).toEqual({ ok: true });
+    expect(await slow.cancel(transferId)).toEqual({ ok: true });
+    expect((await slow.wait(transferId)).state).toBe('cancelled');
   });
 
   test('an upload into a folder the user may not write in names the folder, not the temp file', async () => {
@@ -619,12 +654,26 @@ describe('uploads streamed from the page', () => {
 describe('bad transfer input', () => {
   test('missing sources, missing destination folders and type clashes fail with stable codes', async () => {
     const run = async (p: Promise<{ transferId: string }>) => (await service.wait((await p).transferId)).error;
-    expect(await run(service.download({ sessionId: SESSION, remotePath: `${remoteDir}/nope`, localPath: join(localDir, 'n'), overwrite: false }))).toMatchObject({ code: 'ENOTFOUND' });
+    // A source that is not there, or is neither a file nor a folder, is refused by the call itself.
+    const transfers = service.listTransfers().length;
+    await expect(call('sftp.download', { sessionId: SESSION, remotePath: `${remoteDir}/nope`, localPath: join(localDir, 'n') })).rejects.toMatchObject({
+      code: 'ENOTFOUND',
+      message: expect.stringContaining(`${remoteDir}/nope`),
+    });
+    await expect(call('sftp.download', { sessionId: SESSION, remotePath: '/dev/null', localPath: join(localDir, 'n') })).rejects.toMatchObject({
+      code: 'EBADARGS',
+      details: { reason: 'not_a_file', path: '/dev/null' },
+    });
+    await expect(call('sftp.upload', { sessionId: SESSION, localPath: '/dev/null', remotePath: `${remoteDir}/null` })).rejects.toMatchObject({
+      code: 'EBADARGS',
+      message: 'Cannot upload /dev/null: it is neither a file nor a folder.',
+      details: { reason: 'not_a_file', path: '/dev/null' },
+    });
+    expect(service.listTransfers().length).toBe(transfers);
     expect(await run(service.download({ sessionId: SESSION, remotePath: `${remoteDir}/small.txt`, localPath: join(localDir, 'no', 'dir', 'x'), overwrite: false }))).toMatchObject({ code: 'ENOTFOUND' });
     expect(await run(service.upload({ sessionId: SESSION, localPath: join(localDir, 'small.txt'), remotePath: `${remoteDir}/no/dir/x`, overwrite: false }))).toMatchObject({ code: 'ENOTFOUND' });
     mkdirSync(join(localDir, 'a-dir'), { recursive: true });
     expect(await run(service.download({ sessionId: SESSION, remotePath: `${remoteDir}/small.txt`, localPath: join(localDir, 'a-dir'), overwrite: true }))).toMatchObject({ code: 'EBADARGS' });
-    expect(await run(service.upload({ sessionId: SESSION, localPath: '/dev/null', remotePath: `${remoteDir}/null`, overwrite: false }))).toMatchObject({ code: 'EBADARGS' });
     await expect(call('sftp.upload', { sessionId: 'gone', localPath: bigLocal, remotePath: 'x' })).rejects.toMatchObject({ code: 'ENOTFOUND' });
     await expect(call('sftp.cancel', { transferId: 'nope' })).rejects.toMatchObject({ code: 'ENOTFOUND' });
     expect(temps(localDir)).toEqual([]);
@@ -641,11 +690,12 @@ describe('bad transfer input', () => {
     };
     for (const [name, message] of Object.entries(said)) {
       const remotePath = `${remoteDir}/${name}`;
-      const { transferId } = await service.download({ sessionId: SESSION, remotePath, localPath: join(localDir, name), overwrite: false });
-      const info = await service.wait(transferId);
-      expect(info.state).toBe('failed');
-      expect(info.error).toEqual({ code: 'ENOTFOUND', message: message(remotePath) });
-      // A browser's download (sftp.downloadLink) is refused before any link is made.
+      // Refused before there is a transfer, as a browser's download (sftp.downloadLink) is before any link is made.
+      await expect(service.download({ sessionId: SESSION, remotePath, localPath: join(localDir, name), overwrite: false })).rejects.toMatchObject({
+        code: 'ENOTFOUND',
+        message: message(remotePath),
+        details: { reason: 'broken_link' },
+      });
       await expect(service.downloadLink({ sessionId: SESSION, remotePath })).rejects.toMatchObject({ code: 'ENOTFOUND', message: message(remotePath), details: { reason: 'broken_link', target: name === 'loop1' ? 'loop2' : 'nowhere' } });
       expect(existsSync(join(localDir, name))).toBe(false);
     }

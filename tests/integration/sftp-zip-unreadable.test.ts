@@ -216,11 +216,11 @@ describe('links in a folder that lead to no file', () => {
       loop1: linkToNowhere('loop1', 'loop2', true),
       loop2: linkToNowhere('loop2', 'loop1', true),
     };
-    // One alone: the transfer fails with the sentence.
+    // One alone: the download is refused with the sentence.
     const local = mkdtempSync(join(tmpdir(), 'wraith-links-'));
     try {
-      const alone = await service.wait((await service.download({ sessionId: SESSION, remotePath: `${tree}/dead`, localPath: join(local, 'dead'), overwrite: false })).transferId);
-      expect(alone).toMatchObject({ state: 'failed', error: { code: 'ENOTFOUND', message: `Cannot download ${tree}/dead: ${why.dead}.` } });
+      const alone = await failure(service.download({ sessionId: SESSION, remotePath: `${tree}/dead`, localPath: join(local, 'dead'), overwrite: false }));
+      expect(alone).toMatchObject({ code: 'ENOTFOUND', message: `Cannot download ${tree}/dead: ${why.dead}.` });
 
       const link = await service.downloadLink({ sessionId: SESSION, remotePath: tree });
       const entries = await readZip(await fetchLink(link.url));

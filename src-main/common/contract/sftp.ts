@@ -53,6 +53,11 @@ export const SftpErrorReason = z.enum([
    * links that lead round in a loop (`details.target`: where it points; `details.loop`).
    */
   'broken_link',
+  /**
+   * sftp.cancel of a transfer that had already ended on its own, before the cancel could stop it:
+   * nothing was cancelled. `details.state`: how it ended ('done' or 'failed').
+   */
+  'finished',
 ]);
 export type SftpErrorReason = z.infer<typeof SftpErrorReason>;
 
@@ -227,18 +232,21 @@ export const sftpMethods = {
   'sftp.upload': method(
     z.object({ ...Session, localPath: LocalPath, remotePath: RemotePath, overwrite: z.boolean().default(false) }),
     z.object({ transferId: Id }),
-    'Starts uploading a local file or folder (recursively) to remotePath (the path it will have). Progress arrives as transfer.progress.',
+    'Starts uploading a local file or folder (recursively) to remotePath (the path it will have). Progress arrives as transfer.progress. ' +
+      'A local source that is not there or cannot be read is refused by the call (ENOTFOUND, EDENIED), before there is a transfer.',
   ),
   'sftp.download': method(
     z.object({ ...Session, remotePath: RemotePath, localPath: LocalPath, overwrite: z.boolean().default(false) }),
     z.object({ transferId: Id }),
     'Starts downloading a remote file or folder (recursively) to localPath (the path it will have). Progress arrives as transfer.progress. ' +
+      'A remote source that is not there is refused by the call (ENOTFOUND), before there is a transfer. ' +
       "What a folder holds that this login cannot read is left out, listed in a text file in the folder and named in the transfer's notice.",
   ),
   'sftp.cancel': method(
     z.object({ transferId: Id }),
     Ok,
-    'Cancels a transfer; its temp files are deleted and nothing partial is left.',
+    'Cancels a transfer; its temp files are deleted and nothing partial is left. A transfer that had already finished ' +
+      '(done or failed) is not cancelled: EBADARGS with details.reason "finished" and details.state.',
   ),
   'sftp.transfers': method(z.object({ sessionId: Id.optional() }).optional(), z.array(TransferInfo), 'Running and recently finished transfers.'),
 

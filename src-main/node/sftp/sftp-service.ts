@@ -19,7 +19,7 @@ import { isTempBasename, tempNameFor } from './temp-name.js';
 import { cancelledError, fileOverFolder, sftpError } from './sftp-errors.js';
 import { decodeAs, encodeAs } from './text.js';
 import { Transfer } from './transfer.js';
-import { type TransferPlan, type TransferTuning, copyOptions, keepOwnership, runDownload, runUpload } from './transfer-runner.js';
+import { type TransferPlan, type TransferTuning, copyOptions, downloadSource, keepOwnership, runDownload, runUpload, uploadSource } from './transfer-runner.js';
 import { walkRemote } from './tree.js';
 import { type LeftOut, leaveOutUnreadable, noteUnlisted } from './left-out.js';
 import { ZIP_MAX_ENTRIES, zipRemoteFolder } from './zip-stream.js';
@@ -134,6 +134,14 @@ async function regularFile(rfs: RemoteFs, path: string, verb: string, how = ''):
   if (type === 'file') return st;
   const what = type === 'dir' ? 'a folder' : 'not a regular file (a named pipe, a socket or a device)';
   throw sftpError('EBADARGS', `Cannot ${verb} ${path}${how ? ` ${how}` : ''}: it is ${what}.`, 'not_a_file', { path });
+}
+
+/** sftp.cancel of a transfer that had already ended on its own: nothing was cancelled. */
+function alreadyFinished(t: Transfer): WraithError {
+  const what = t.direction === 'upload' ? `The upload to ${t.remotePath}` : `The download of ${t.remotePath}`;
+  const message =
+    t.state === 'done' ? `${what} had already finished, so there was nothing to cancel.` : `${what} had already failed, so there was nothing to cancel: ${t.error?.message ?? 'no reason was given.'}`;
+  return sftpError('EBADARGS', message, 'finished', { transferId: t.id, state: t.state });
 }
 
 /**
@@ -552,21 +560,29 @@ export class SftpService {
     })();
   }
 
+  /** A source that is not there or cannot be read is refused here, before there is a transfer (uploadSource). */
   async upload(i: { sessionId: string; localPath: string; remotePath: string; overwrite: boolean }): Promise<{ transferId: string }> {
     const localPath = callerLocalPath(i.localPath);
     const rfs = await this.fs(i.sessionId);
+    const source = await uploadSource(localPath);
     const plan = this.planFor(rfs, 'write');
     const t = new Transfer(i.sessionId, 'upload', 'file', localPath, i.remotePath);
-    this.track(t, () => runUpload(rfs, t, i.overwrite, plan));
+    this.track(t, () => runUpload(rfs, t, i.overwrite, plan, source));
     return { transferId: t.id };
   }
 
+  /** A source that is not there is refused here, before there is a transfer (downloadSource). */
   async download(i: { sessionId: string; remotePath: string; localPath: string; overwrite: boolean }): Promise<{ transferId: string }> {
     const localPath = callerLocalPath(i.localPath);
     const rfs = await this.fs(i.sessionId);
+    return this.startDownload(rfs, { ...i, localPath }, await downloadSource(rfs, i.remotePath));
+  }
+
+  /** `source`: the attributes downloadSource found at remotePath. */
+  private startDownload(rfs: RemoteFs, i: { sessionId: string; remotePath: string; localPath: string; overwrite: boolean }, source: Stats): { transferId: string } {
     const plan = this.planFor(rfs, 'read');
-    const t = new Transfer(i.sessionId, 'download', 'file', localPath, i.remotePath);
-    this.track(t, () => runDownload(rfs, t, i.overwrite, plan));
+    const t = new Transfer(i.sessionId, 'download', 'file', i.localPath, i.remotePath);
+    this.track(t, () => runDownload(rfs, t, i.overwrite, plan, source));
     return { transferId: t.id };
   }
 
@@ -577,30 +593,37 @@ export class SftpService {
    * sftp.download does without overwrite).
    */
   async saveAs(i: { sessionId: string; remotePaths: string[] }, choose: SavePathChooser) {
-    await this.fs(i.sessionId); // no dialog for a session that cannot do SFTP
+    const rfs = await this.fs(i.sessionId); // no dialog for a session that cannot do SFTP
     const names = i.remotePaths.map((p) => posix.basename(p.replace(/\/+$/, '')));
     const bad = names.find((n) => n === '' || n === '.' || n === '..');
     if (bad !== undefined) throw sftpError('EBADARGS', `Cannot save ${bad || '/'} under its own name: name the file or folder to download.`, 'not_a_file');
     const twice = names.find((n, k) => names.indexOf(n) !== k);
     if (twice !== undefined) throw new WraithError('EBADARGS', `Two of the items to save are called ${twice}; save them one at a time.`);
-    const one = names.length === 1;
-    const chosen = await choose({ suggestedName: one ? (names[0] ?? '') : `${names.length} items`, several: !one });
+    // An item that is not there is refused before asking, as sftp.download refuses it.
+    const items = await Promise.all(i.remotePaths.map(async (remotePath, k) => ({ remotePath, name: names[k] ?? '', source: await downloadSource(rfs, remotePath) })));
+    const one = items.length === 1;
+    const chosen = await choose({ suggestedName: one ? (items[0]?.name ?? '') : `${items.length} items`, several: !one });
     if (!chosen) return { localPath: null, transfers: [] };
     const transfers: { transferId: string; remotePath: string; localPath: string }[] = [];
-    for (const [k, remotePath] of i.remotePaths.entries()) {
-      const localPath = one ? chosen : join(chosen, names[k] ?? '');
-      const { transferId } = await this.download({ sessionId: i.sessionId, remotePath, localPath, overwrite: one });
+    for (const { remotePath, name, source } of items) {
+      const localPath = callerLocalPath(one ? chosen : join(chosen, name));
+      const { transferId } = this.startDownload(rfs, { sessionId: i.sessionId, remotePath, localPath, overwrite: one }, source);
       transfers.push({ transferId, remotePath, localPath });
     }
     return { localPath: chosen, transfers };
   }
 
-  /** Stops a transfer; resolves once its temp files are gone. */
+  /**
+   * Stops a transfer; resolves once its temp files are gone. One that had already finished (done
+   * or failed, before this call or while it stopped) is not cancelled, and the call says so:
+   * EBADARGS with reason `finished` and the transfer's `state`. One already cancelled stays so.
+   */
   async cancel(transferId: string): Promise<{ ok: true }> {
     const t = this.transfers.get(transferId);
     if (!t) throw new WraithError('ENOTFOUND', `No transfer with id ${transferId}; it may have finished long ago.`);
     if (t.running) t.controller.abort();
     await t.done;
+    if (t.state === 'done' || t.state === 'failed') throw alreadyFinished(t);
     return { ok: true };
   }
 

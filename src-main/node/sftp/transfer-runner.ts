@@ -1,9 +1,11 @@
-import { lstat, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import type { Stats as LocalStats } from 'node:fs';
+import { lstat, mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, posix } from 'node:path';
 import type { Stats } from 'ssh2';
 import { filesNotUploaded } from '../../common/contract/sftp.js';
 import { WraithError } from '../../common/errors.js';
-import { type CopyOptions, type RequestSlots, downloadFile, uploadFile } from './file-copy.js';
+import { OPEN_LOCAL_FOR_READING } from '../local-files.js';
+import { type CopyOptions, type RequestSlots, downloadFile, refuseEndless, uploadFile } from './file-copy.js';
 import { type LeftOut, leaveOutUnreadable, leftOutList, listNameFor, noteUnlisted, sortLeftOut, unopenedFile } from './left-out.js';
 import { type RemoteFs, entryType } from './remote-fs.js';
 import { tempBasename, tempNameFor } from './temp-name.js';
@@ -96,14 +98,27 @@ async function downloadOne(rfs: RemoteFs, t: Transfer, plan: TransferPlan, remot
   }
 }
 
-export async function runDownload(rfs: RemoteFs, t: Transfer, overwrite: boolean, plan: TransferPlan): Promise<void> {
-  const remote = t.remotePath;
-  const dest = t.localPath ?? '';
+/**
+ * What a download is to copy, looked at before its transfer starts, so a source that is not
+ * there is refused by the call itself (`wraith call sftp.download` fails) instead of by a
+ * transfer that fails later: ENOTFOUND (missing, or a link to nothing), EBADARGS not_a_file
+ * (neither a file nor a folder, or a file that never ends). Its attributes.
+ */
+export async function downloadSource(rfs: RemoteFs, remote: string): Promise<Stats> {
   const st = await rfs.statTarget(remote, `download ${remote}`);
   const type = entryType(st.mode);
   if (type !== 'file' && type !== 'dir') {
     throw sftpError('EBADARGS', `Cannot download ${remote}: it is neither a file nor a folder.`, 'not_a_file', { path: remote });
   }
+  if (type === 'file') refuseEndless(remote);
+  return st;
+}
+
+/** `st`: the source's attributes, from downloadSource. */
+export async function runDownload(rfs: RemoteFs, t: Transfer, overwrite: boolean, plan: TransferPlan, st: Stats): Promise<void> {
+  const remote = t.remotePath;
+  const dest = t.localPath ?? '';
+  const type = entryType(st.mode);
   const parent = await localLstatOrNull(dirname(dest));
   if (!parent?.isDirectory()) {
     throw sftpError('ENOTFOUND', `Cannot download to ${dest}: the local folder ${dirname(dest)} does not exist.`, 'not_a_directory', { path: dest });
@@ -221,15 +236,31 @@ async function uploadOne(rfs: RemoteFs, t: Transfer, plan: TransferPlan, local: 
   }
 }
 
-export async function runUpload(rfs: RemoteFs, t: Transfer, overwrite: boolean, plan: TransferPlan): Promise<void> {
-  const local = t.localPath ?? '';
-  const dest = t.remotePath;
+/**
+ * The local file or folder an upload is to send, looked at before its transfer starts, so a
+ * source that is not there or cannot be read is refused by the call itself (`wraith call
+ * sftp.upload` fails) instead of by a transfer that fails later: ENOTFOUND, EDENIED, EBADARGS
+ * not_a_file (a device, a FIFO, a socket). Its stats.
+ */
+export async function uploadSource(local: string): Promise<LocalStats> {
   const st = await stat(local).catch((err: unknown) => {
-    throw fromLocalError(err, 'read', local);
+    throw fromLocalError(err, 'upload', local);
   });
   if (!st.isFile() && !st.isDirectory()) {
     throw sftpError('EBADARGS', `Cannot upload ${local}: it is neither a file nor a folder.`, 'not_a_file', { path: local });
   }
+  // Whether it may be read, only opening tells (the mode bits do not say what ACLs or root may do).
+  const opened = await open(local, OPEN_LOCAL_FOR_READING).catch((err: unknown) => {
+    throw fromLocalError(err, 'upload', local);
+  });
+  await opened.close();
+  return st;
+}
+
+/** `st`: the source's stats, from uploadSource. */
+export async function runUpload(rfs: RemoteFs, t: Transfer, overwrite: boolean, plan: TransferPlan, st: LocalStats): Promise<void> {
+  const local = t.localPath ?? '';
+  const dest = t.remotePath;
   const parentDir = posix.dirname(dest);
   const parent = await rfs.lstatOrNull(parentDir);
   if (!parent || entryType(parent.mode) === 'file') {

@@ -295,7 +295,17 @@ export const useSftpStore = defineStore('sftp', () => {
     if (!r || r.state !== 'running') return;
     aborts.get(id)?.abort();
     if (r.batch) return; // its runner ends the row once the files under way have removed their temps
-    await host.call('sftp.cancel', { transferId: id }).catch(() => undefined);
+    const finished = await host.call('sftp.cancel', { transferId: id }).then(
+      () => false,
+      (err: unknown) => asWraithError(err).details?.reason === 'finished',
+    );
+    if (finished) {
+      // It ended on its own before the cancel reached it: the row shows how, as the host has it
+      // (its last progress event may have been lost to a dropped link).
+      const t = (await host.call('sftp.transfers', { sessionId: r.sessionId }).catch(() => [])).find((x) => x.transferId === id);
+      if (t) heard(t);
+      return;
+    }
     update(id, { state: 'cancelled', bytesPerSecond: 0, etaSeconds: null });
   }
 

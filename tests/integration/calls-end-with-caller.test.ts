@@ -1,0 +1,193 @@
+/**
+ * A call ends when its caller goes: a command run for a client that closed its connection (Ctrl+C
+ * on `wraith call`, a closed window) is stopped on the server, not left running until its timeout.
+ * Against a real sshd, a real `wraith serve` and the real CLI, and the Electron port transport.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MessageChannel } from 'node:worker_threads';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { ContractClient, type Wire } from '../../src-main/common/client.js';
+import type { ServerMessage } from '../../src-main/common/protocol.js';
+import { servePort } from '../../src-main/electron/port-transport.js';
+import { App } from '../../src-main/node/app.js';
+import { connectInProcess } from '../../src-main/node/in-process.js';
+import { connectWebSocket } from '../../src-main/server/ws-client.js';
+import { failure } from '../fixtures/errors.js';
+import { until } from '../fixtures/poll.js';
+import { type ServedSession, startServedSession } from '../fixtures/served-session.js';
+import { savePasswordConnection } from '../fixtures/sshd.js';
+import { REPO_ROOT } from '../fixtures/wraith-server.js';
+
+let served: ServedSession;
+let n = 0;
+
+beforeAll(async () => {
+  served = await startServedSession('caller-gone');
+});
+afterAll(async () => {
+  await served?.stop();
+});
+
+/**
+ * A command that sleeps `seconds` (a number no other test sleeps), then leaves a marker file:
+ * the marker appears only if the command is left to run on. `sleep`: its sleep's command line;
+ * `shell`: a pattern for the shell that runs it, written so as not to match itself where it
+ * stands in the command line of the shell that runs pgrep.
+ */
+function longCommand(seconds: number): { command: string; sleep: string; shell: string; marker: string } {
+  const name = `wraith-caller-gone-${process.pid}-${++n}`;
+  const marker = `/tmp/${name}`;
+  return { command: `sleep ${seconds}; touch ${marker}`, sleep: `sleep ${seconds}`, shell: `[${name[0]}]${name.slice(1)}$`, marker };
+}
+
+/** Pids of the session user's processes on the server whose command line matches `pattern` (pgrep -f), `whole` or in part. */
+async function remoteProcesses(client: ContractClient, sessionId: string, pattern: string, whole: boolean): Promise<string> {
+  const r = await client.call('ssh.exec', { sessionId, command: `pgrep -u "$(id -u)" -f${whole ? 'x' : ''} '${pattern}' || true` });
+  return r.stdout.trim();
+}
+
+/** Ends what a failed test left of the command on the server (it would sleep on, and touch its marker). */
+async function removeLeftovers(client: ContractClient, sessionId: string, c: ReturnType<typeof longCommand>): Promise<void> {
+  // The shell before its sleep (else it would touch the marker), and a last word that keeps this
+  // command's own line from matching c.shell.
+  const command = `pkill -KILL -u "$(id -u)" -f '${c.shell}'; pkill -KILL -u "$(id -u)" -fx '${c.sleep}'; rm -f ${c.marker}; true`;
+  await client.call('ssh.exec', { sessionId, command }).catch(() => undefined);
+}
+
+/** Waits until the command runs on the server, and returns a check that it was stopped, whole, and left no marker. */
+async function runningOnServer(client: ContractClient, sessionId: string, c: ReturnType<typeof longCommand>): Promise<() => Promise<void>> {
+  await until(`${c.sleep} running on the server`, async () => (await remoteProcesses(client, sessionId, c.sleep, true)) !== '');
+  expect(await remoteProcesses(client, sessionId, c.shell, false)).not.toBe(''); // the pattern finds the command's shell
+  return async () => {
+    await until(`${c.sleep} stopped on the server`, async () => (await remoteProcesses(client, sessionId, c.sleep, true)) === '', 10_000);
+    // Nothing of the command is left that could still touch the marker, and it never did.
+    expect(await remoteProcesses(client, sessionId, c.shell, false)).toBe('');
+    expect(existsSync(c.marker)).toBe(false);
+  };
+}
+
+describe('wraith serve', () => {
+  test('a command run for a WebSocket client that closes is stopped on the server', async () => {
+    const { client, sessionId, host } = served;
+    const c = longCommand(731);
+    const caller = await connectWebSocket(host.url, host.token);
+    try {
+      const answer = failure(caller.call('ssh.exec', { sessionId, command: c.command, timeoutMs: 120_000 }));
+      const stopped = await runningOnServer(client, sessionId, c);
+      caller.close();
+      expect((await answer).code).toBe('ESESSIONCLOSED'); // the caller's own side: its connection closed
+      await stopped();
+    } finally {
+      caller.close();
+      await removeLeftovers(client, sessionId, c);
+    }
+    // The session it ran on is untouched.
+    expect((await client.call('ssh.exec', { sessionId, command: 'echo still-here' })).stdout).toBe('still-here\n');
+  });
+
+  test('Ctrl+C on `wraith call ssh.exec` stops the command on the server', async () => {
+    const { client, sessionId, host } = served;
+    const c = longCommand(732);
+    const cli: ChildProcess = spawn(
+      process.execPath,
+      [join(REPO_ROOT, 'bin', 'wraith.js'), 'call', 'ssh.exec', JSON.stringify({ sessionId, command: c.command, timeoutMs: 120_000 }), '--url', host.url, '--token', host.token],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => cli.once('exit', (code, signal) => resolve({ code, signal })));
+    try {
+      const stopped = await runningOnServer(client, sessionId, c);
+      cli.kill('SIGINT');
+      expect(await exited).toEqual({ code: null, signal: 'SIGINT' });
+      await stopped();
+    } finally {
+      cli.kill('SIGKILL');
+      await removeLeftovers(client, sessionId, c);
+    }
+  });
+
+  test('a login waiting at its prompt for a client that closes is given up: no session, no connection left on the server', async () => {
+    const { client, sshd, host } = served;
+    const conn = await client.call('connections.create', {
+      name: 'asks',
+      kind: 'ssh',
+      host: sshd.host,
+      port: sshd.port,
+      username: sshd.users.password.username,
+      authMethod: 'keyboard-interactive',
+    });
+    const sshdPid = readFileSync(join(sshd.dir, 'sshd.pid'), 'utf8').trim();
+    // Each connection the server holds is a child of its listener.
+    const connections = () => execFileSync('sh', ['-c', `pgrep -P ${sshdPid} || true`], { encoding: 'utf8' }).split('\n').filter(Boolean).length;
+    const before = connections();
+    const sessionsBefore = (await client.call('sessions.list')).length;
+
+    const caller = await connectWebSocket(host.url, host.token);
+    caller.subscribe(['ssh.prompt']);
+    const prompted = new Promise<void>((resolve) => {
+      const off = caller.on('ssh.prompt', (p) => {
+        if (p.connectionId !== conn.id) return;
+        off();
+        resolve();
+      });
+    });
+    const opening = failure(caller.call('ssh.open', { connectionId: conn.id }));
+    await prompted;
+    expect(connections()).toBe(before + 1);
+    caller.close();
+    expect((await opening).code).toBe('ESESSIONCLOSED');
+    await until('the login connection closed on the server', () => connections() === before, 10_000);
+    expect((await client.call('sessions.list')).length).toBe(sessionsBefore);
+  });
+});
+
+describe('the Electron port transport', () => {
+  let app: App;
+  let dataDir: string;
+  let keeper: ContractClient;
+  let sessionId: string;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'wraith-caller-gone-'));
+    app = new App({ dataDir, host: 'in-process' });
+    keeper = connectInProcess(app);
+    const conn = await savePasswordConnection(keeper, served.sshd, 'port-caller');
+    ({ sessionId } = await keeper.call('ssh.open', { connectionId: conn.id }));
+  });
+  afterAll(async () => {
+    keeper?.close();
+    await app?.dispose();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test('a command run for a window whose port closes is stopped on the server', async () => {
+    // As main.ts serves each window: one port, closed when the window goes (or reloads).
+    const { port1, port2 } = new MessageChannel();
+    servePort(app, {
+      postMessage: (m) => port1.postMessage(m),
+      onMessage: (l) => port1.on('message', l),
+      onClose: (l) => port1.on('close', l),
+      start: () => port1.start(),
+    });
+    const wire: Wire = {
+      send: (m) => port2.postMessage(m),
+      onMessage: (l) => port2.on('message', (m: ServerMessage) => l(m)),
+      onClose: (l) => port2.on('close', () => l('port closed')),
+      close: () => port2.close(),
+    };
+    const window = new ContractClient(wire);
+    const c = longCommand(733);
+    try {
+      const answer = failure(window.call('ssh.exec', { sessionId, command: c.command, timeoutMs: 120_000 }));
+      const stopped = await runningOnServer(keeper, sessionId, c);
+      window.close();
+      expect((await answer).code).toBe('ESESSIONCLOSED');
+      await stopped();
+    } finally {
+      window.close();
+      await removeLeftovers(keeper, sessionId, c);
+    }
+  });
+});
