@@ -99,6 +99,10 @@ export class App {
       keepaliveIntervalMs: () => this.settings.get()['ssh.keepaliveIntervalMs'],
       promptTimeoutMs: options.terminal?.promptTimeoutMs,
       noteSecret: (secret) => this.redactor.addSecret(secret),
+      // Transfers end, and their temp files go, over the connection before it closes …
+      beforeClose: (sessionId) => this.sftp.sessionClosing(sessionId),
+      // … and those a lost connection kept go as soon as a session to that server is up again.
+      connected: (sessionId) => void this.sftp.sessionConnected(sessionId),
     });
     this.pty = new PtyService(terminalDeps);
     this.rdp.openTunnel = (via, host, port) => this.ssh.openTunnel(via, host, port);

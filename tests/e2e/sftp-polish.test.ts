@@ -17,7 +17,7 @@ import { chownSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Locator, Page } from 'playwright-core';
+import type { Download, Locator, Page } from 'playwright-core';
 import { linkToNowhere } from '../../src-main/common/contract/sftp.js';
 import { type TestBrowser, createSshConnectionInUi, openApp } from '../fixtures/browser.js';
 import { type SshdHandle, accountIds, startSshd } from '../fixtures/sshd.js';
@@ -837,6 +837,45 @@ describe('the Files panel, polished', () => {
     } finally {
       await widen(-5);
       await expect.poll(width).toBe(before);
+    }
+  });
+
+  it('downloads the items of a selection that can be, past those that cannot, then names these and says why', async () => {
+    await showFolder();
+    const me = accountIds(sshd.users.password.username);
+    mkdirSync(remote('several'));
+    symlinkSync('nowhere', remote('several', 'a-dead'));
+    for (const name of ['b-ok.txt', 'c-gone.txt', 'd-ok.txt']) writeFileSync(remote('several', name), `${name}\n`);
+    execFileSync('chown', ['-hR', `${me.uid}:${me.gid}`, remote('several')]);
+    await refresh();
+    await row('several').locator('.entry-name').dblclick();
+    await expect.poll(() => panel().getAttribute('data-path')).toBe(remote('several'));
+    const downloads: string[] = [];
+    const onDownload = (d: Download) =>
+      void d.createReadStream().then(async (stream) => {
+        const chunks: Buffer[] = [];
+        for await (const c of stream) chunks.push(Buffer.from(c));
+        downloads.push(`${d.suggestedFilename()}=${Buffer.concat(chunks).toString().trim()}`);
+      });
+    page.on('download', onDownload);
+    try {
+      await row('d-ok.txt').waitFor();
+      rmSync(remote('several', 'c-gone.txt')); // gone since the folder was listed
+      await row('a-dead').locator('.entry-name').click();
+      await row('d-ok.txt').locator('.entry-name').click({ modifiers: ['Shift'] });
+      await row('a-dead').locator('.entry-name').click({ button: 'right' });
+      await page.getByRole('menuitem', { name: 'Download 4 files' }).click();
+
+      const said =
+        `2 of 4 items did not download. a-dead: Cannot download ${remote('several', 'a-dead')}: ${linkToNowhere('a-dead', 'nowhere')}.; ` +
+        `c-gone.txt: c-gone.txt does not exist in ${remote('several')}.`;
+      await page.locator('.toasts .toast', { hasText: said }).waitFor();
+      await expect.poll(() => [...downloads].sort()).toEqual(['b-ok.txt=b-ok.txt', 'd-ok.txt=d-ok.txt']);
+      // What is gone leaves the list.
+      await row('c-gone.txt').waitFor({ state: 'detached' });
+    } finally {
+      page.off('download', onDownload);
+      if ((await panel().getAttribute('data-path')) !== remote()) await panel().locator('.crumb').nth(-2).click();
     }
   });
 

@@ -156,6 +156,52 @@ describe('browsing and changes', () => {
     }
   });
 
+  test('a path that starts with ~ or ~/ is in the login folder, for every method that takes one', async () => {
+    const home = '/home/wraith-pw';
+    const sub = dir.slice(home.length + 1); // "ops-…"
+    const t = `~/${sub}/tilde`;
+    expect(await call('sftp.realpath', { sessionId: SESSION, path: '~' })).toEqual({ path: home });
+    expect(await call('sftp.realpath', { sessionId: SESSION, path: '~/' })).toEqual({ path: home });
+    expect(await call('sftp.mkdir', { sessionId: SESSION, path: t })).toMatchObject({ type: 'dir' });
+    expect(statSync(`${dir}/tilde`).isDirectory()).toBe(true);
+    expect(await call('sftp.mkdir', { sessionId: SESSION, path: `${t}/a/b`, parents: true })).toMatchObject({ type: 'dir' });
+    expect(await call('sftp.write', { sessionId: SESSION, path: `${t}/note.txt`, text: 'hi' })).toMatchObject({ type: 'file', size: 2 });
+    expect(readFileSync(`${dir}/tilde/note.txt`, 'utf8')).toBe('hi');
+    const listed = (await call('sftp.list', { sessionId: SESSION, path: t })) as { path: string; entries: { name: string }[] };
+    expect(listed.path).toBe(`${dir}/tilde`);
+    expect(listed.entries.map((e) => e.name)).toEqual(['a', 'note.txt']);
+    expect(((await call('sftp.list', { sessionId: SESSION, path: '~' })) as { path: string }).path).toBe(home);
+    expect(await call('sftp.stat', { sessionId: SESSION, path: `${t}/note.txt` })).toMatchObject({ type: 'file', size: 2 });
+    expect(await call('sftp.read', { sessionId: SESSION, path: `${t}/note.txt` })).toMatchObject({ text: 'hi' });
+    expect(await call('sftp.readChunk', { sessionId: SESSION, path: `${t}/note.txt`, offset: 0, length: 10 })).toMatchObject({ eof: true, size: 2 });
+    expect(await call('sftp.chmod', { sessionId: SESSION, path: `${t}/note.txt`, mode: '600' })).toMatchObject({ modeOctal: '0600' });
+    expect(await call('sftp.rename', { sessionId: SESSION, from: `${t}/note.txt`, to: `${t}/renamed.txt` })).toMatchObject({ type: 'file' });
+    expect(readFileSync(`${dir}/tilde/renamed.txt`, 'utf8')).toBe('hi');
+
+    const local = mkdtempSync(join(tmpdir(), 'wraith-tilde-'));
+    try {
+      writeFileSync(join(local, 'up.txt'), 'up');
+      const up = (await call('sftp.upload', { sessionId: SESSION, localPath: join(local, 'up.txt'), remotePath: `${t}/up.txt` })) as { transferId: string };
+      expect(await service.wait(up.transferId)).toMatchObject({ state: 'done' });
+      expect(readFileSync(`${dir}/tilde/up.txt`, 'utf8')).toBe('up');
+      const down = (await call('sftp.download', { sessionId: SESSION, remotePath: `${t}/renamed.txt`, localPath: join(local, 'down.txt') })) as { transferId: string };
+      expect(await service.wait(down.transferId)).toMatchObject({ state: 'done' });
+      expect(readFileSync(join(local, 'down.txt'), 'utf8')).toBe('hi');
+      const streamed = (await call('sftp.uploadBegin', { sessionId: SESSION, remotePath: `${t}/streamed.txt`, size: 2 })) as { transferId: string };
+      await call('sftp.uploadChunk', { transferId: streamed.transferId, offset: 0, data: new Uint8Array(Buffer.from('st')) });
+      await call('sftp.uploadEnd', { transferId: streamed.transferId });
+      expect(readFileSync(`${dir}/tilde/streamed.txt`, 'utf8')).toBe('st');
+    } finally {
+      rmSync(local, { recursive: true, force: true });
+    }
+    // What is missing is said where it was looked for: in the login folder, not in a folder called "~".
+    expect(await codeOf(call('sftp.stat', { sessionId: SESSION, path: `${t}/nope` }))).toMatchObject({ code: 'ENOTFOUND', message: `nope does not exist in ${dir}/tilde.` });
+    // Only the login's own ~: "~name" and a "~" further on are names like any other.
+    expect(await codeOf(call('sftp.stat', { sessionId: SESSION, path: '~root' }))).toMatchObject({ code: 'ENOTFOUND', message: `~root does not exist in ${home}.` });
+    expect(await call('sftp.remove', { sessionId: SESSION, path: t, recursive: true })).toMatchObject({ ok: true });
+    expect(existsSync(`${dir}/tilde`)).toBe(false);
+  });
+
   test('a symlink is listed with its target and the type of what it points to', async () => {
     await service.mkdir({ sessionId: SESSION, path: `${dir}/links`, parents: false });
     put(`${dir}/links/real.txt`, 'data');
@@ -419,7 +465,7 @@ describe('text files', () => {
     expect(await codeOf(call('sftp.read', { sessionId: SESSION, path: `${dir}/no-such.txt` }))).toEqual({
       code: 'ENOTFOUND',
       reason: undefined,
-      message: `Cannot stat ${dir}/no-such.txt: no such file or directory on the server.`,
+      message: `no-such.txt does not exist in ${dir}.`,
     });
   });
 
@@ -509,6 +555,71 @@ describe('bad input gets a stable code, never a crash', () => {
     }
     const parentless = await codeOf(call('sftp.write', { sessionId: SESSION, path: `${dir}/no/such/dir/f.txt`, text: 'x' }));
     expect(parentless.code).toBe('ENOTFOUND');
+  });
+
+  test("a missing path is said to be missing, by name and folder, whichever step of the operation found it", async () => {
+    const home = '/home/wraith-pw';
+    for (const [method, params, said] of [
+      ['sftp.rename', { from: 'nope', to: 'other' }, `nope does not exist in ${home}.`],
+      ['sftp.rename', { from: `${dir}/nope`, to: `${dir}/other` }, `nope does not exist in ${dir}.`],
+      ['sftp.remove', { path: `${dir}/nope` }, `nope does not exist in ${dir}.`],
+      ['sftp.chmod', { path: 'nope', mode: '644' }, `nope does not exist in ${home}.`],
+      ['sftp.stat', { path: `${dir}/nope/` }, `nope does not exist in ${dir}.`],
+      ['sftp.read', { path: `${dir}/nope.txt` }, `nope.txt does not exist in ${dir}.`],
+      ['sftp.readChunk', { path: `${dir}/nope`, offset: 0, length: 10 }, `nope does not exist in ${dir}.`],
+      ['sftp.mkdir', { path: `${dir}/nope/sub` }, `Cannot create directory ${dir}/nope/sub: the folder ${dir}/nope does not exist.`],
+    ] as const) {
+      expect(await codeOf(call(method, { sessionId: SESSION, ...params })), `${method} ${JSON.stringify(params)}`).toMatchObject({ code: 'ENOTFOUND', message: said });
+    }
+  });
+
+  test("what SFTP only calls a failure is said with its likely cause, never in the server's bare word", async () => {
+    put(`${dir}/one.txt`, '1');
+    put(`${dir}/two.txt`, '2');
+    mkdirSync(`${dir}/full/inner`, { recursive: true });
+    execFileSync('chown', ['-R', `${sshd.users.password.username}:`, `${dir}/full`]);
+    const own = await connectSftp(sshd);
+    const rfs = new RemoteFs(own.sftp);
+    try {
+      for (const [what, run, code, said] of [
+        ['mkdir over a folder', () => rfs.mkdir(`${dir}/full`), 'EIO', `Cannot create directory ${dir}/full: the server refused it without saying why. Most likely something with that name is already there`],
+        ['rmdir of a folder with something in it', () => rfs.rmdir(`${dir}/full`), 'EIO', `Cannot remove directory ${dir}/full: the server refused it without saying why. Most likely the folder is not empty.`],
+        ['rename onto a file', () => rfs.rename(`${dir}/one.txt`, `${dir}/two.txt`), 'EIO', `Cannot rename ${dir}/one.txt to ${dir}/two.txt: the server refused it without saying why. Most likely something with the new name is already there`],
+        ['unlink of a folder', () => rfs.unlink(`${dir}/full`), 'EIO', `Cannot delete ${dir}/full: the server refused it without saying why. Most likely it is a folder.`],
+        ['rename of a folder into itself', () => rfs.rename(`${dir}/full`, `${dir}/full/inner/x`), 'EIO', `Cannot rename ${dir}/full to ${dir}/full/inner/x: the server refused the request as invalid. Most likely a folder cannot move into itself`],
+        ['readlink of a file', () => rfs.readlink(`${dir}/one.txt`), 'EIO', `Cannot read link ${dir}/one.txt: the server refused the request as invalid. Most likely it is not a symbolic link.`],
+        ['rename into a folder that is not there', () => rfs.rename(`${dir}/one.txt`, `${dir}/nowhere/one.txt`), 'ENOTFOUND', `Cannot rename ${dir}/one.txt to ${dir}/nowhere/one.txt: one.txt is not in ${dir}, or the folder ${dir}/nowhere does not exist.`],
+      ] as const) {
+        const err = await codeOf(run());
+        expect(err.code, what).toBe(code);
+        expect(err.message, what).toContain(said);
+        expect(err.message, what).not.toMatch(/\b(Failure|Bad message|No such file)\b/);
+      }
+    } finally {
+      own.client.end();
+      rmSync(`${dir}/full`, { recursive: true, force: true });
+      rmSync(`${dir}/one.txt`, { force: true });
+      rmSync(`${dir}/two.txt`, { force: true });
+    }
+  });
+
+  test('a folder that is not empty says how many entries it holds, in the right number', async () => {
+    mkdirSync(`${dir}/holds-one`);
+    put(`${dir}/holds-one/only.txt`, 'x');
+    mkdirSync(`${dir}/holds-two`);
+    put(`${dir}/holds-two/a.txt`, 'a');
+    put(`${dir}/holds-two/b.txt`, 'b');
+    execFileSync('chown', [`${sshd.users.password.username}:`, `${dir}/holds-one`, `${dir}/holds-two`]);
+    try {
+      expect(await codeOf(call('sftp.remove', { sessionId: SESSION, path: `${dir}/holds-one` }))).toMatchObject({
+        reason: 'not_empty',
+        message: `Cannot delete ${dir}/holds-one: the folder is not empty (1 entry); delete recursively to remove it all.`,
+      });
+      expect((await codeOf(call('sftp.remove', { sessionId: SESSION, path: `${dir}/holds-two` }))).message).toContain('(2 entries)');
+    } finally {
+      rmSync(`${dir}/holds-one`, { recursive: true, force: true });
+      rmSync(`${dir}/holds-two`, { recursive: true, force: true });
+    }
   });
 
   test('a name that is not UTF-8 lists with U+FFFD, and acting on it says why it cannot be reached', async () => {

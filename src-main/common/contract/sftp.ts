@@ -4,7 +4,7 @@ import { Bytes, Id, Ok, event, method } from './define.js';
 /**
  * SFTP over an open SSH session: browsing, small text edits, and streamed transfers.
  *
- * Paths are remote POSIX paths (relative ones resolve against the login directory) or, for
+ * Paths are remote POSIX paths (relative ones, and `~` or `~/…`, resolve against the login directory) or, for
  * `localPath`, paths on the machine running Wraith. Nothing is ever half-written: writes and
  * transfers go to a temp name (`.name.wraith-part-XXXX`) beside the destination and are renamed
  * into place at the end; a cancelled or failed transfer deletes its temp.
@@ -322,10 +322,21 @@ export const sftpEvents = {
 };
 
 /**
- * How a folder upload that sent some files says which did not: the host's (a CLI or XO upload)
- * and the Files panel's alike. The first three are named, in the order given.
+ * How several files or items, of which some went and some did not, say which did not: a folder
+ * upload of the host's (a CLI or XO upload) and the Files panel's uploads and downloads alike.
+ * The first three are named, in the order given.
  */
-export function filesNotUploaded(failed: readonly { name: string; message: string }[], total: number): string {
+function notAllMoved(failed: readonly { name: string; message: string }[], total: number, what: 'file' | 'item', verb: 'upload' | 'download'): string {
   const first = failed.slice(0, 3).map((f) => `${f.name}: ${f.message}`).join('; ');
-  return `${failed.length} of ${total} files did not upload. ${first}${failed.length > 3 ? '; …' : ''}`;
+  return `${failed.length} of ${total} ${total === 1 ? what : `${what}s`} did not ${verb}. ${first}${failed.length > 3 ? '; …' : ''}`;
+}
+
+/** A folder upload (or several files) that sent some: which did not, and why. */
+export function filesNotUploaded(failed: readonly { name: string; message: string }[], total: number): string {
+  return notAllMoved(failed, total, 'file', 'upload');
+}
+
+/** Several files and folders downloaded at once, some of which could not be: which, and why. */
+export function itemsNotDownloaded(failed: readonly { name: string; message: string }[], total: number): string {
+  return notAllMoved(failed, total, 'item', 'download');
 }

@@ -3,6 +3,7 @@ import type { FileEntryWithStats, InputAttributes, SFTPWrapper, Stats } from 'ss
 import { type SftpEntry, type SftpEntryType, linkToNowhere } from '../../common/contract/sftp.js';
 import { WraithError } from '../../common/errors.js';
 import { fromSftpError, isItemError, isSftpStatus, partlyDeleted, sftpError } from './sftp-errors.js';
+import { expandHome } from './home-path.js';
 import { isTempBasename, shownPath } from './temp-name.js';
 import { writeWithHeadroom } from './write-packet.js';
 
@@ -84,8 +85,8 @@ function sideOpen(sftp: SFTPWrapper, side: 'incoming' | 'outgoing'): boolean {
  * What a failed rename is said to do, to what: moving our temp file into place is, to the person
  * reading it, creating or replacing the file it becomes.
  */
-function renaming(from: string, to: string, intoPlace: 'create' | 'replace'): [action: string, path: string] {
-  return isTempBasename(posix.basename(from)) ? [intoPlace, to] : ['rename', `${from} to ${to}`];
+function renaming(from: string, to: string, intoPlace: 'create' | 'replace'): { action: string; path: string; to?: string } {
+  return isTempBasename(posix.basename(from)) ? { action: intoPlace, path: to } : { action: 'rename', path: from, to };
 }
 
 /**
@@ -100,33 +101,49 @@ export class RemoteFs {
     readonly sftp: SFTPWrapper,
     /** Told about a path removeQuietly() could not remove because the connection was gone. */
     private readonly onOrphan?: (path: string) => void,
+    /** The login's home folder (realpath of "."), where `~` leads and relative paths start; null: unknown. */
+    readonly home: string | null = null,
   ) {}
 
-  private call<T>(action: string, path: string, fn: (cb: (err: Error | undefined | null, value: T) => void) => void): Promise<T> {
+  /**
+   * `path` as the server is asked for it: a leading `~` expanded (expandHome). Every request that
+   * names a path goes through here; messages and results keep the path as the caller gave it.
+   */
+  private remote(path: string): string {
+    return expandHome(path, this.home);
+  }
+
+  /** A failure of `action` on `path` in our words (fromSftpError), relative paths said from home. */
+  private failure(err: unknown, action: string, path: string, to?: string): WraithError {
+    return fromSftpError(err, action, path, { home: this.home, ...(to === undefined ? {} : { to }) });
+  }
+
+  /** One request on `path`; `fn` sends it for the path as the server is to read it (remote()). */
+  private call<T>(action: string, path: string, fn: (remotePath: string, cb: (err: Error | undefined | null, value: T) => void) => void, to?: string): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (!channelOpen(this.sftp)) {
-        reject(new WraithError('ESESSIONCLOSED', `Cannot ${action} ${shownPath(path)}: the SSH connection was closed.`, { path }));
+        reject(new WraithError('ESESSIONCLOSED', `Cannot ${action} ${shownPath(path)}${to === undefined ? '' : ` to ${shownPath(to)}`}: the SSH connection was closed.`, { path }));
         return;
       }
       try {
-        fn((err, value) => (err ? reject(fromSftpError(err, action, path)) : resolve(value)));
+        fn(this.remote(path), (err, value) => (err ? reject(this.failure(err, action, path, to)) : resolve(value)));
       } catch (err) {
         // ssh2 throws synchronously when the channel is already closed.
-        reject(fromSftpError(err, action, path));
+        reject(this.failure(err, action, path, to));
       }
     });
   }
 
-  private done(action: string, path: string, fn: (cb: (err: Error | undefined | null) => void) => void): Promise<void> {
-    return this.call<void>(action, path, (cb) => fn((err) => cb(err, undefined)));
+  private done(action: string, path: string, fn: (remotePath: string, cb: (err: Error | undefined | null) => void) => void, to?: string): Promise<void> {
+    return this.call<void>(action, path, (p, cb) => fn(p, (err) => cb(err, undefined)), to);
   }
 
   stat(path: string): Promise<Stats> {
-    return this.call('stat', path, (cb) => this.sftp.stat(path, cb));
+    return this.call('reach', path, (p, cb) => this.sftp.stat(p, cb));
   }
 
   lstat(path: string): Promise<Stats> {
-    return this.call('stat', path, (cb) => this.sftp.lstat(path, cb));
+    return this.call('reach', path, (p, cb) => this.sftp.lstat(p, cb));
   }
 
   /**
@@ -174,32 +191,32 @@ export class RemoteFs {
     if (!channelOpen(this.sftp)) return this.lstat(path); // fails with ESESSIONCLOSED
     return new Promise((resolve, reject) => {
       try {
-        this.sftp.lstat(path, (err, st) => {
+        this.sftp.lstat(this.remote(path), (err, st) => {
           if (!err) resolve(st);
           else if (isSftpStatus(err, 'NO_SUCH_FILE')) resolve(null);
-          else reject(fromSftpError(err, 'stat', path));
+          else reject(this.failure(err, 'reach', path));
         });
       } catch (err) {
-        reject(fromSftpError(err, 'stat', path));
+        reject(this.failure(err, 'reach', path));
       }
     });
   }
 
   readdir(path: string): Promise<FileEntryWithStats[]> {
-    return this.call('list', path, (cb) => this.sftp.readdir(path, cb));
+    return this.call('list', path, (p, cb) => this.sftp.readdir(p, cb));
   }
 
   readlink(path: string): Promise<string> {
-    return this.call('read link', path, (cb) => this.sftp.readlink(path, cb));
+    return this.call('read link', path, (p, cb) => this.sftp.readlink(p, cb));
   }
 
   realpath(path: string): Promise<string> {
-    return this.call('resolve', path, (cb) => this.sftp.realpath(path, cb));
+    return this.call('resolve', path, (p, cb) => this.sftp.realpath(p, cb));
   }
 
   open(path: string, flags: 'r' | 'r+' | 'w' | 'wx', attrs: InputAttributes = {}): Promise<Buffer> {
     const action = flags.startsWith('r') ? 'open' : 'create';
-    return this.call(action, path, (cb) => this.sftp.open(path, flags, attrs, cb));
+    return this.call(action, path, (p, cb) => this.sftp.open(p, flags, attrs, cb));
   }
 
   /**
@@ -228,16 +245,16 @@ export class RemoteFs {
     // hands out the lowest free one) and close that one under another transfer's feet.
     if (this.closed.has(handle)) return Promise.resolve();
     this.closed.add(handle);
-    return this.done('close', path, (cb) => this.sftp.close(handle, cb));
+    return this.done('close', path, (_, cb) => this.sftp.close(handle, cb));
   }
 
   fstat(handle: Buffer, path: string): Promise<Stats> {
-    return this.call('stat', path, (cb) => this.sftp.fstat(handle, cb));
+    return this.call('reach', path, (_, cb) => this.sftp.fstat(handle, cb));
   }
 
   /** One READ (ssh2 splits it into server-sized requests); resolves to bytes read, 0 at EOF. */
   read(handle: Buffer, buf: Buffer, off: number, len: number, position: number, path: string): Promise<number> {
-    return this.call('read', path, (cb) => this.sftp.read(handle, buf, off, len, position, (err, n) => cb(err, n ?? 0)));
+    return this.call('read', path, (_, cb) => this.sftp.read(handle, buf, off, len, position, (err, n) => cb(err, n ?? 0)));
   }
 
   /** READs until `len` bytes are in `buf` or the file ends; resolves to the bytes read (fewer only at EOF). */
@@ -270,7 +287,7 @@ export class RemoteFs {
   }
 
   write(handle: Buffer, buf: Buffer, off: number, len: number, position: number, path: string): Promise<void> {
-    return this.done('write', path, (cb) => this.sftp.write(handle, buf, off, len, position, cb));
+    return this.done('write', path, (_, cb) => this.sftp.write(handle, buf, off, len, position, cb));
   }
 
   /**
@@ -278,25 +295,25 @@ export class RemoteFs {
    * new request when ssh2 allows (write-packet.ts). The buffer may be reused once this settles.
    */
   writeWithHeadroom(handle: Buffer, packet: Buffer, dataLength: number, position: number, path: string): Promise<void> {
-    return this.done('write', path, (cb) => {
+    return this.done('write', path, (_, cb) => {
       writeWithHeadroom(this.sftp, handle, packet, dataLength, position, cb);
     });
   }
 
   mkdir(path: string, mode?: number): Promise<void> {
-    return this.done('create directory', path, (cb) => this.sftp.mkdir(path, mode === undefined ? {} : { mode }, cb));
+    return this.done('create directory', path, (p, cb) => this.sftp.mkdir(p, mode === undefined ? {} : { mode }, cb));
   }
 
   rmdir(path: string): Promise<void> {
-    return this.done('remove directory', path, (cb) => this.sftp.rmdir(path, cb));
+    return this.done('remove directory', path, (p, cb) => this.sftp.rmdir(p, cb));
   }
 
   unlink(path: string): Promise<void> {
-    return this.done('delete', path, (cb) => this.sftp.unlink(path, cb));
+    return this.done('delete', path, (p, cb) => this.sftp.unlink(p, cb));
   }
 
   chmod(path: string, mode: number): Promise<void> {
-    return this.done('change mode of', path, (cb) => this.sftp.chmod(path, mode, cb));
+    return this.done('change mode of', path, (p, cb) => this.sftp.chmod(p, mode, cb));
   }
 
   /**
@@ -312,7 +329,7 @@ export class RemoteFs {
   }
 
   chown(path: string, uid: number, gid: number): Promise<void> {
-    return this.done('change owner of', path, (cb) => this.sftp.chown(path, uid, gid, cb));
+    return this.done('change owner of', path, (p, cb) => this.sftp.chown(p, uid, gid, cb));
   }
 
   /**
@@ -377,7 +394,7 @@ export class RemoteFs {
       const writes: Promise<void>[] = [];
       for (let at = 0; at < data.length; at += chunk) writes.push(this.write(handle, data, at, Math.min(chunk, data.length - at), at, path));
       await Promise.all(writes);
-      await this.done('truncate', path, (cb) => this.sftp.fsetstat(handle, { size: data.length }, cb));
+      await this.done('truncate', path, (_, cb) => this.sftp.fsetstat(handle, { size: data.length }, cb));
     } finally {
       await this.close(handle, path).catch(() => undefined);
     }
@@ -385,7 +402,8 @@ export class RemoteFs {
 
   /** Plain SFTP rename: fails when `to` exists. */
   rename(from: string, to: string): Promise<void> {
-    return this.done(...renaming(from, to, 'create'), (cb) => this.sftp.rename(from, to, cb));
+    const said = renaming(from, to, 'create');
+    return this.done(said.action, said.path, (_, cb) => this.sftp.rename(this.remote(from), this.remote(to), cb), said.to);
   }
 
   /**
@@ -396,14 +414,15 @@ export class RemoteFs {
     const posixRename = await new Promise<boolean | Error>((resolve) => {
       if (!channelOpen(this.sftp)) return resolve(false);
       try {
-        this.sftp.ext_openssh_rename(from, to, (err) => resolve(err ?? true));
+        this.sftp.ext_openssh_rename(this.remote(from), this.remote(to), (err) => resolve(err ?? true));
       } catch {
         resolve(false); // extension not offered by this server
       }
     });
     if (posixRename === true) return;
     if (posixRename instanceof Error && !isSftpStatus(posixRename, 'OP_UNSUPPORTED')) {
-      throw fromSftpError(posixRename, ...renaming(from, to, 'replace'));
+      const said = renaming(from, to, 'replace');
+      throw this.failure(posixRename, said.action, said.path, said.to);
     }
     const existing = await this.lstatOrNull(to);
     if (existing) await this.unlink(to);

@@ -1,6 +1,7 @@
 import { posix } from 'node:path';
 import type { SftpErrorReason } from '../../common/contract/sftp.js';
 import { type ErrorCode, WraithError } from '../../common/errors.js';
+import { expandHome } from './home-path.js';
 import { shownPath } from './temp-name.js';
 
 /** SFTP v3 status codes (draft-ietf-secsh-filexfer-02, as ssh2 reports them in `err.code`). */
@@ -47,33 +48,97 @@ function notUtf8NameError(where: string, path: string): WraithError {
   );
 }
 
+/** Actions whose path is new: the server finding "no such file" means a folder on the way is missing. */
+const MAKES_PATH = new Set(['create', 'create directory']);
+
 /**
- * Turns an ssh2 SFTP error into ours, naming what was being done and to which path:
- * NO_SUCH_FILE → ENOTFOUND, PERMISSION_DENIED → EDENIED, a lost channel → ESESSIONCLOSED, else EIO.
- * The message names a temp file by the name it stands for; `details.path` is the path itself.
+ * What the server's FAILURE means, by what was asked. SFTP v3 has no code for most errors
+ * (OpenSSH sends every errno but a few as FAILURE, its text just "Failure"), so these name the
+ * causes that action meets.
  */
-export function fromSftpError(err: unknown, action: string, path: string): WraithError {
+const FAILURE_CAUSES: Record<string, string> = {
+  'create directory': 'something with that name is already there, or the folder it goes in cannot take it (a full disk, a read-only file system)',
+  create: 'something with that name is already there, or the folder it goes in cannot take it (a full disk, a read-only file system)',
+  rename: 'something with the new name is already there, or the two are on different file systems',
+  replace: 'a folder with that name is there and is not empty, or the two are on different file systems',
+  'remove directory': 'the folder is not empty',
+  delete: 'it is a folder',
+  write: "the server's disk is full, or the file is larger than it allows",
+};
+
+/** The same for BAD_MESSAGE, which OpenSSH sends for EINVAL and ENAMETOOLONG. */
+const BAD_REQUEST_CAUSES: Record<string, string> = {
+  rename: 'a folder cannot move into itself, or a name is too long',
+  'read link': 'it is not a symbolic link',
+};
+const BAD_REQUEST_CAUSE = 'a name in the path is too long for the server';
+
+/** Where a remote path is: its name, and the folder it is in (absolute where the home is known). */
+function placeOf(path: string, home: string | null): { name: string; folder: string } {
+  const trimmed = expandHome(path.length > 1 ? path.replace(/\/+$/, '') : path, home);
+  const absolute = posix.isAbsolute(trimmed) ? trimmed : home !== null ? posix.join(home, trimmed) : null;
+  const name = posix.basename(trimmed) || trimmed;
+  if (absolute === null) return { name, folder: posix.dirname(trimmed) === '.' ? 'the login folder' : posix.dirname(trimmed) };
+  return { name, folder: posix.dirname(posix.normalize(absolute)) };
+}
+
+/** "x does not exist in /a/b" for `path`, or for the folder it goes in when `action` creates it. */
+function notThere(action: string, path: string, home: string | null, to?: string): string {
+  const shown = (p: string) => placeOf(shownPath(p), home);
+  if (to !== undefined) {
+    const from = shown(path);
+    return `${from.name} is not in ${from.folder}, or the folder ${shown(to).folder} does not exist`;
+  }
+  if (MAKES_PATH.has(action)) {
+    const at = shown(path).folder;
+    return `the folder ${at} does not exist`;
+  }
+  const { name, folder } = shown(path);
+  return `${name} does not exist in ${folder}`;
+}
+
+/**
+ * Turns an ssh2 SFTP error into ours: the one place a server's status becomes a code and a
+ * sentence naming what was being done and to which path. NO_SUCH_FILE → ENOTFOUND ("x does not
+ * exist in /a/b"), PERMISSION_DENIED → EDENIED, a lost channel → ESESSIONCLOSED, anything else
+ * EIO: FAILURE and BAD_MESSAGE with their likely cause for the action rather than the server's
+ * bare word.
+ * `home` (the login folder) places relative paths; `to` is a rename's destination. The message
+ * names a temp file by the name it stands for; `details.path` is the path itself.
+ */
+export function fromSftpError(err: unknown, action: string, path: string, context: { home?: string | null; to?: string } = {}): WraithError {
   if (err instanceof WraithError) return err;
   const code = errCode(err);
+  const home = context.home ?? null;
   const text = shownPath(err instanceof Error ? err.message : String(err));
-  const where = `${action} ${shownPath(path)}`;
+  const where = `${action} ${shownPath(path)}${context.to === undefined ? '' : ` to ${shownPath(context.to)}`}`;
+  const details = context.to === undefined ? { path } : { path, to: context.to };
   switch (code) {
     case SFTP_STATUS.NO_SUCH_FILE:
       if (path.includes(REPLACEMENT_CHAR)) return notUtf8NameError(where, path);
-      return new WraithError('ENOTFOUND', `Cannot ${where}: no such file or directory on the server.`, { path });
+      if (MAKES_PATH.has(action) || context.to !== undefined) return new WraithError('ENOTFOUND', `Cannot ${where}: ${notThere(action, path, home, context.to)}.`, details);
+      // What is missing is what was named: said plainly, whichever step of the operation asked.
+      return new WraithError('ENOTFOUND', `${notThere(action, path, home)}.`, details);
     case SFTP_STATUS.PERMISSION_DENIED:
-      return new WraithError('EDENIED', `Cannot ${where}: permission denied on the server.`, { path });
+      return new WraithError('EDENIED', `Cannot ${where}: permission denied on the server.`, details);
     case SFTP_STATUS.NO_CONNECTION:
     case SFTP_STATUS.CONNECTION_LOST:
-      return new WraithError('ESESSIONCLOSED', `Cannot ${where}: the SSH connection was lost.`, { path });
+      return new WraithError('ESESSIONCLOSED', `Cannot ${where}: the SSH connection was lost.`, details);
     case SFTP_STATUS.OP_UNSUPPORTED:
-      return new WraithError('EIO', `Cannot ${where}: the server does not support this operation.`, { path });
+      return new WraithError('EIO', `Cannot ${where}: the server does not support this operation.`, details);
+    case SFTP_STATUS.BAD_MESSAGE:
+      // EIO, as before: one item's bad name leaves it out of a folder's walk (isItemError), as any refusal does.
+      return new WraithError('EIO', `Cannot ${where}: the server refused the request as invalid. Most likely ${BAD_REQUEST_CAUSES[action] ?? BAD_REQUEST_CAUSE}.`, details);
+    case SFTP_STATUS.FAILURE: {
+      const cause = FAILURE_CAUSES[action];
+      return new WraithError('EIO', `Cannot ${where}: the server refused it without saying why${cause ? `. Most likely ${cause}` : ''}.`, details);
+    }
     default:
       // ssh2 fails every pending request with this text when the channel closes.
       if (/No response from server|Not connected|channel.*clos/i.test(text)) {
-        return new WraithError('ESESSIONCLOSED', `Cannot ${where}: the SSH connection was lost.`, { path });
+        return new WraithError('ESESSIONCLOSED', `Cannot ${where}: the SSH connection was lost.`, details);
       }
-      return new WraithError('EIO', `Cannot ${where}: ${text || 'the server reported a failure'}.`, { path });
+      return new WraithError('EIO', `Cannot ${where}: ${text || 'the server reported a failure'}.`, details);
   }
 }
 

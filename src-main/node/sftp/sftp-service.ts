@@ -100,6 +100,13 @@ const SIZELESS_LINK_MAX_BYTES = 64 * 1024 * 1024;
 const LINK_TTL_MS = 60_000;
 
 /**
+ * How long closing a session waits for its transfers to remove their temps over the connection:
+ * a few round trips each. A server that stops answering does not hold the close; temps it keeps
+ * are noted and removed through the next session to it.
+ */
+const CLOSE_CLEANUP_MS = 5_000;
+
+/**
  * Defaults measured with bench/sftp-throughput.ts against OpenSSH 9.2 on localhost.
  *
  * Downloads keep 8 MiB of READs in flight (32 of 256 KiB, four times the SSH channel window of
@@ -164,6 +171,10 @@ export class SftpService {
   private readonly orphans = new Map<string, Set<string>>();
   /** A removal of a site's orphans in progress, which concurrent calls wait for. */
   private readonly orphanSweeps = new Map<string, Promise<void>>();
+  /** Each SFTP channel's login folder (homeOf). */
+  private readonly homes = new WeakMap<SFTPWrapper, Promise<string | null>>();
+  /** Sessions being closed (sessionClosing): no new work starts on them. */
+  private readonly closing = new Set<string>();
   /** Each SFTP channel's request slots for READs and for WRITEs, shared by all its transfers (file-copy.ts). */
   private readonly slots = new WeakMap<RemoteFs['sftp'], Partial<Record<'read' | 'write', RequestSlots>>>();
   private ticker: NodeJS.Timeout | null = null;
@@ -183,15 +194,37 @@ export class SftpService {
 
   private async fs(sessionId: string): Promise<RemoteFs> {
     if (this.disposed) throw new WraithError('EUNAVAILABLE', 'SFTP is shutting down.');
+    if (this.closing.has(sessionId)) throw new WraithError('ESESSIONCLOSED', 'The session is closing; its files can no longer be reached.');
+    return this.openFs(sessionId);
+  }
+
+  private async openFs(sessionId: string): Promise<RemoteFs> {
     const sftp = await this.provider(sessionId);
     const site = this.siteOf(sessionId);
-    const rfs = new RemoteFs(sftp, (path) => {
-      const paths = this.orphans.get(site) ?? new Set<string>();
-      paths.add(path);
-      this.orphans.set(site, paths);
-    });
+    const rfs = new RemoteFs(
+      sftp,
+      (path) => {
+        const paths = this.orphans.get(site) ?? new Set<string>();
+        paths.add(path);
+        this.orphans.set(site, paths);
+      },
+      await this.homeOf(sftp),
+    );
     await this.sweepOrphans(site, rfs);
     return rfs;
+  }
+
+  /**
+   * The login's home folder on this channel (SFTP's realpath of "."), asked once per channel:
+   * where `~` leads and relative paths start. Null when the server would not say.
+   */
+  private homeOf(sftp: SFTPWrapper): Promise<string | null> {
+    let home = this.homes.get(sftp);
+    if (!home) {
+      home = new RemoteFs(sftp).realpath('.').catch(() => null);
+      this.homes.set(sftp, home);
+    }
+    return home;
   }
 
   /**
@@ -221,6 +254,48 @@ export class SftpService {
       this.orphanSweeps.set(site, sweep);
     }
     await sweep;
+  }
+
+  /**
+   * A session is about to close (sessions.close), its connection still up: its transfers are
+   * cancelled and their temps removed over that connection, and so are temps of the same server
+   * a lost channel could not remove before (over a fresh channel), so that closing mid-transfer
+   * leaves no partial file. Resolves when that is done, or after CLOSE_CLEANUP_MS: the close goes
+   * on, and what is left stays noted for the next session to that server (sessionConnected).
+   */
+  async sessionClosing(sessionId: string): Promise<void> {
+    this.closing.add(sessionId);
+    const mine = [...this.transfers.values()].filter((t) => t.sessionId === sessionId && t.running);
+    for (const t of mine) t.controller.abort();
+    const cleanup = (async () => {
+      await Promise.allSettled(mine.map((t) => t.done));
+      await this.sweepThrough(sessionId);
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_CLEANUP_MS)));
+    try {
+      await Promise.race([cleanup, bound]);
+    } finally {
+      clearTimeout(timer);
+      this.closing.delete(sessionId);
+    }
+  }
+
+  /**
+   * A session connected (opened, or reconnected): temps a lost connection kept on its server go
+   * now, not only when SFTP is next used there (which may be never).
+   */
+  sessionConnected(sessionId: string): Promise<void> {
+    return this.sweepThrough(sessionId);
+  }
+
+  /** Removes the orphans of the session's server through it, if there are any; never fails. */
+  private async sweepThrough(sessionId: string): Promise<void> {
+    try {
+      if (!this.disposed && this.orphans.get(this.siteOf(sessionId))?.size) await this.openFs(sessionId);
+    } catch {
+      // No SFTP there now: the orphans stay noted for the next try.
+    }
   }
 
   // ---- browsing ----------------------------------------------------------------------------
@@ -504,7 +579,7 @@ export class SftpService {
     if (!i.recursive) {
       const children = (await rfs.readdir(i.path)).filter((e) => e.filename !== '.' && e.filename !== '..');
       if (children.length) {
-        throw sftpError('EBADARGS', `Cannot delete ${i.path}: the folder is not empty (${children.length} entries); delete recursively to remove it all.`, 'not_empty', {
+        throw sftpError('EBADARGS', `Cannot delete ${i.path}: the folder is not empty (${children.length} ${children.length === 1 ? 'entry' : 'entries'}); delete recursively to remove it all.`, 'not_empty', {
           path: i.path,
           entries: children.length,
         });

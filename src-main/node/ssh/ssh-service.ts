@@ -33,6 +33,13 @@ export interface SshServiceDeps {
   /** A secret a person typed (a one-time password or passphrase): the XO's redactor learns it. */
   noteSecret?: (secret: string) => void;
   readyTimeoutMs?: number;
+  /**
+   * A session is about to close while its connection is up: what rides on it (SFTP transfers
+   * and their temp files) ends over it first. The close waits for this.
+   */
+  beforeClose?: (sessionId: string) => Promise<void>;
+  /** A session connected (opened or reconnected). */
+  connected?: (sessionId: string) => void;
 }
 
 /** How ssh.exec returns output: text, or base64 of the bytes as they came. */
@@ -306,6 +313,9 @@ export class SshSession extends TerminalSession {
 
   async close(): Promise<void> {
     if (this.state === 'closed') return;
+    // While the connection is up, what rides on it ends over it (SFTP removes its temp files).
+    if (this.state === 'open') await this.service.beforeClose(this.id);
+    if (this.isClosed()) return; // closed by another call meanwhile
     const wasOpen = this.state === 'open';
     this.state = 'closed';
     this.reason = 'Closed.';
@@ -426,6 +436,7 @@ export class SshService {
       await session.close();
       throw err;
     }
+    this.deps.connected?.(session.id);
     const forwardErrors = await this.startSavedForwards(session, target.sshOptions.forwards ?? []);
     return forwardErrors.length > 0 ? { sessionId: session.id, forwardErrors } : { sessionId: session.id };
   }
@@ -489,6 +500,7 @@ export class SshService {
       throw err;
     }
     this.changed(sessionId);
+    this.deps.connected?.(sessionId);
     // Remote forwards listened on the old connection; the new one is asked to listen again.
     await this.tunnels.resume(session);
   }
@@ -621,6 +633,10 @@ export class SshService {
 
   changed(id: string): void {
     this.deps.sessions.changed(id);
+  }
+
+  async beforeClose(id: string): Promise<void> {
+    await this.deps.beforeClose?.(id).catch(() => undefined);
   }
 
   removed(id: string): void {

@@ -519,11 +519,23 @@ export function useSftpTransfers(sessionId: () => string | null) {
    * Downloads remote files and folders. Served by `wraith serve`, each is a one-time link the host
    * streams as the browser saves it (a folder as a zip of it). In the desktop app the host asks
    * where (a save dialog for one item, a folder for several) and streams to disk. Either way the
-   * bytes never gather in the page, and progress and Cancel are the host's transfer.
+   * bytes never gather in the page, and progress and Cancel are the host's transfer. Resolves
+   * with the items whose link the host refused (gone meanwhile, a link to nowhere) and why, once
+   * the others are under way.
    */
-  async function download(items: { path: string; name: string; size: number }[]): Promise<void> {
-    if (host.kind === 'electron') return saveAs(items);
-    for (const it of items) await downloadByLink(it.path);
+  async function download(items: { path: string; name: string; size: number }[]): Promise<{ name: string; error: WraithError }[]> {
+    if (host.kind === 'electron') {
+      await saveAs(items);
+      return [];
+    }
+    // One that cannot be downloaded (gone meanwhile, a link to nowhere) does not keep the others.
+    const failed: { name: string; error: WraithError }[] = [];
+    for (const it of items) {
+      await downloadByLink(it.path).catch((err: unknown) => {
+        failed.push({ name: it.name, error: asWraithError(err) });
+      });
+    }
+    return failed;
   }
 
   async function downloadByLink(remotePath: string): Promise<void> {
