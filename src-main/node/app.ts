@@ -159,20 +159,26 @@ export class App {
     r.handle('connections.list', (i) => this.connections.list(i ?? {}));
     r.handle('connections.get', (i) => this.connections.get(i.id));
     // A connection that could never connect is refused on its fields, whoever asks (form, CLI, XO).
+    // Every window's tree (and the XO's view) follows a change, whoever made it: the CLI too.
+    const changed = async <T>(result: T | Promise<T>): Promise<T> => {
+      const done = await result;
+      this.bus.emit('connections.changed', {});
+      return done;
+    };
     r.handle('connections.create', ({ secrets, ...fields }) => {
       this.connections.assertSavable(null, fields, secrets);
-      return this.connections.create(fields, secrets);
+      return changed(this.connections.create(fields, secrets));
     });
     r.handle('connections.update', (i) => {
       this.connections.assertSavable(i.id, i.patch, i.secrets);
-      return this.connections.update(i.id, i.patch, i.secrets);
+      return changed(this.connections.update(i.id, i.patch, i.secrets));
     });
-    r.handle('connections.duplicate', (i) => this.connections.duplicate(i.id));
-    r.handle('connections.delete', (i) => (this.connections.delete(i.id), OK));
-    r.handle('connections.importSshConfig', (i) => importSshConfig(this.connections, i ?? {}));
-    r.handle('connections.groups.create', (i) => this.connections.createGroup(i.name, i.parentId));
-    r.handle('connections.groups.update', ({ id, ...patch }) => this.connections.updateGroup(id, patch));
-    r.handle('connections.groups.delete', (i) => (this.connections.deleteGroup(i.id), OK));
+    r.handle('connections.duplicate', (i) => changed(this.connections.duplicate(i.id)));
+    r.handle('connections.delete', (i) => changed((this.connections.delete(i.id), OK)));
+    r.handle('connections.importSshConfig', (i) => changed(importSshConfig(this.connections, i ?? {})));
+    r.handle('connections.groups.create', (i) => changed(this.connections.createGroup(i.name, i.parentId)));
+    r.handle('connections.groups.update', ({ id, ...patch }) => changed(this.connections.updateGroup(id, patch)));
+    r.handle('connections.groups.delete', (i) => changed((this.connections.deleteGroup(i.id), OK)));
 
     r.handle('hostkeys.list', () => this.hostKeys.list());
     r.handle('hostkeys.trust', (i) => this.hostKeys.trust(i.kind, i.host, i.port, i.keyType, i.fingerprint));

@@ -34,6 +34,16 @@ export const useConnectionsStore = defineStore('connections', () => {
     loaded.value = true;
   }
 
+  // A change made elsewhere (another window, `wraith call`, the XO) shows here without a reload.
+  // Changes come in bursts (an import, a drag of several rows): one read after the burst.
+  let reloadTimer: ReturnType<typeof setTimeout> | null = null;
+  host.on('connections.changed', () => {
+    reloadTimer ??= setTimeout(() => {
+      reloadTimer = null;
+      load().catch(() => undefined); // the link went: App reads everything again when it is back
+    }, 50);
+  });
+
   /** Connections the filter lets through (name, tags, and the address as the rows show it: user@host:port; and the chosen tag). */
   const visible = computed(() => {
     const q = query.value.trim().toLowerCase();

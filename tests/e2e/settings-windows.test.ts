@@ -3,7 +3,8 @@
  * serve` (two windows, or two browser tabs) and the CLI's kind of client. A change saved in one
  * reaches the others at once (their open terminals redraw with it, an open Settings dialog shows
  * it), and saving in a window that opened its Settings before the change does not put the old
- * values back: the dialog sends only what was changed in it.
+ * values back: the dialog sends only what was changed in it. Saved connections another client
+ * changes show in an open window too.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
@@ -129,6 +130,19 @@ describe('settings across windows', () => {
     await pageB.keyboard.press('Control+Equal');
     await expect.poll(async () => (await api.call('settings.get'))['terminal.fontZoom']).toBe(3);
     await expect.poll(async () => (await terminalB())?.fontSize).toBe(base + 3);
+  });
+
+  it('shows connections another client creates, renames and deletes in an open window, without a reload', async () => {
+    const tree = pageB.getByRole('tree');
+    const rowNamed = (name: string) => tree.getByRole('treeitem', { name: new RegExp(`^${name}, SSH`) });
+    // What `wraith call connections.create …` does.
+    const made = await api.call('connections.create', { name: 'made-elsewhere', kind: 'ssh', host: 'db1.example.com', port: 22, username: 'ops', authMethod: 'agent' });
+    await rowNamed('made-elsewhere').waitFor({ timeout: 10_000 });
+    await api.call('connections.update', { id: made.id, patch: { name: 'renamed-elsewhere' } });
+    await rowNamed('renamed-elsewhere').waitFor({ timeout: 10_000 });
+    expect(await rowNamed('made-elsewhere').count()).toBe(0);
+    await api.call('connections.delete', { id: made.id });
+    await rowNamed('renamed-elsewhere').waitFor({ state: 'detached', timeout: 10_000 });
   });
 
   it('leaves no errors in either page', () => {

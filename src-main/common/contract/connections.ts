@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Id, Ok, method, patchOf } from './define.js';
+import { Id, Ok, event, method, patchOf } from './define.js';
 
 export const ConnectionKind = z.enum(['ssh', 'rdp']);
 export const SshAuthMethod = z.enum(['password', 'key', 'agent', 'keyboard-interactive']);
@@ -194,3 +194,9 @@ export const connectionsMethods = {
   ),
 };
 
+export const connectionsEvents = {
+  'connections.changed': event(
+    z.object({}),
+    'Saved connections or groups changed (created, edited, moved, deleted, imported — by any window, the CLI or the XO): read them again with connections.list.',
+  ),
+};

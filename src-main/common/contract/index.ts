@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { EventDef, MethodDef } from './define.js';
 import { aiEvents, aiMethods } from './ai.js';
 import { auditMethods } from './audit.js';
-import { connectionsMethods } from './connections.js';
+import { connectionsEvents, connectionsMethods } from './connections.js';
 import { healthMethods } from './health.js';
 import { hostkeysMethods } from './hostkeys.js';
 import { sessionsEvents, sessionsMethods } from './sessions.js';
@@ -38,6 +38,7 @@ export const methods = {
 
 export const events = {
   ...settingsEvents,
+  ...connectionsEvents,
   ...sessionsEvents,
   ...sshEvents,
   ...tunnelsEvents,
