@@ -31,6 +31,8 @@ describe('cancelledText', () => {
     expect(text).toBe('Cancelled — 11 of 32 files had arrived and stay on the server; no partial file was left.');
     expect(text).not.toContain('nothing was left behind');
     expect(cancelledText({ ...row, batch: true, filesTotal: 32, filesDone: 0 })).toBe('Cancelled — none of the 32 files had arrived, and no partial file was left.');
+    // A folder of one file: no "none of the 1 files".
+    expect(cancelledText({ ...row, batch: true, filesTotal: 1, filesDone: 0 })).toBe('Cancelled — the file had not arrived, and no partial file was left.');
   });
 
   test('a batch that made its folder: the folder stays too', () => {

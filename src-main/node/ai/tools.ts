@@ -279,7 +279,7 @@ export function buildTools(): AiTool[] {
       input: z.object({ sessionId: SessionId, lines: z.number().int().min(1).max(2000).default(50).describe('How many lines from the end') }),
       prepare: (i, label) => ({
         sessionId: i.sessionId,
-        summary: `Read ${i.lines} lines of ${label(i.sessionId)}`,
+        summary: `Read ${i.lines} line${i.lines === 1 ? '' : 's'} of ${label(i.sessionId)}`,
         details: details({ action: `Read ${label(i.sessionId)}`, sessionId: i.sessionId, sessionTitle: label(i.sessionId) }),
         guarded: null,
         run: async (ctx) => {

@@ -28,10 +28,13 @@ export function doneText(t: Ended): string {
 export function cancelledText(t: Ended): string {
   if (!t.batch) return 'Cancelled — nothing was left behind';
   const total = t.filesTotal ?? 0;
+  const files = total === 1 ? 'file' : 'files';
   const arrived =
     t.filesDone > 0
-      ? `Cancelled — ${t.filesDone} of ${total} files had arrived and stay on the server; no partial file was left.`
-      : `Cancelled — none of the ${total} files had arrived, and no partial file was left.`;
+      ? `Cancelled — ${t.filesDone} of ${total} ${files} had arrived and stay on the server; no partial file was left.`
+      : total === 1
+        ? 'Cancelled — the file had not arrived, and no partial file was left.'
+        : `Cancelled — none of the ${total} files had arrived, and no partial file was left.`;
   const made = t.madeFolders;
   if (!made.length) return arrived;
   if (made.length === 1) return `${arrived} The folder ${made[0]} was made for this upload and stays.`;
