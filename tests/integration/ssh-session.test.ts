@@ -100,6 +100,13 @@ describe('shell I/O', () => {
     await client.call('terminal.write', { sessionId, data: 'cd /etc && (sleep 30 &) && echo moved-$((2+1))\n' });
     await waitForOutput(sessionId, /moved-3\n/, mark);
     expect(await client.call('terminal.cwd', { sessionId })).toEqual({ cwd: '/etc', source: 'exec' });
+    // A folder whose name holds a line end (the probe prints the path after the PID).
+    const odd = `/tmp/wraith-cwd-${process.pid}\nsecond line`;
+    mark = (await client.call('terminal.read', { sessionId, maxBytes: 1 })).nextSeq;
+    await client.call('terminal.write', { sessionId, data: `d=$(printf '${odd.replace('\n', '\\n')}'); mkdir -p "$d" && cd "$d" && echo moved-$((2+5))\n` });
+    await waitForOutput(sessionId, /moved-7\n/, mark);
+    expect(await client.call('terminal.cwd', { sessionId })).toEqual({ cwd: odd, source: 'exec' });
+    await client.call('terminal.write', { sessionId, data: 'cd / && rmdir "$d"\n' });
     // After a reconnect the shell is a new process with a new PID.
     const exits: EventPayload<'terminal.exit'>[] = [];
     const off = client.on('terminal.exit', (e) => exits.push(e));

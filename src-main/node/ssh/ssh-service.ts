@@ -300,7 +300,8 @@ export class SshSession extends TerminalSession {
     const gen = this.generation;
     try {
       const r = await this.service.execOn(this, shellCwdScript(this.id, this.shellPid), 5000, 8192);
-      const found = /^(\d+) (\/.*)$/.exec(r.stdout.replace(/\n$/, ''));
+      // `s`: a folder's name may hold a line end.
+      const found = /^(\d+) (\/.*)$/s.exec(r.stdout.replace(/\n$/, ''));
       if (r.rc === 0 && found?.[1] && found[2]) {
         if (gen === this.generation) this.shellPid = Number(found[1]);
         return { cwd: found[2], source: 'exec' };
