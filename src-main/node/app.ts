@@ -193,7 +193,7 @@ export class App {
   private registerRdp(): void {
     const r = this.router;
     const rdp = this.rdp;
-    r.handle('rdp.open', (i) => rdp.open(i.connectionId, i.width, i.height));
+    r.handle('rdp.open', (i, ctx) => rdp.open(i.connectionId, i.width, i.height, ctx.origin));
     r.handle('rdp.close', async (i) => (await rdp.tab(i.sessionId).close(), OK));
     r.handle('rdp.reconnect', (i) => rdp.tab(i.sessionId).reconnect());
     r.handle('rdp.framebuffer', (i) => {

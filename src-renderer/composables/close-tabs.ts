@@ -1,4 +1,4 @@
-import { type SessionTab, useSessionsStore } from '../stores/sessions.js';
+import { type SessionTab, tabLabel, useSessionsStore } from '../stores/sessions.js';
 import { useSettingsStore } from '../stores/settings.js';
 import { confirmDialog, dialogState } from './dialogs.js';
 
@@ -35,7 +35,7 @@ export function useTabClosing() {
     // Ctrl+Shift+W again while a question is open answers nothing (the open one keeps its answer).
     if (!tab || dialogState.current) return false;
     if (isLiveTab(tab) && settings.values['ui.confirmCloseRunningTab']) {
-      const ok = await confirmDialog({ title: `Close ${tab.title}?`, message: `${whatEnds(tab)} ${TURN_OFF}`, confirmLabel: 'Close tab', danger: true });
+      const ok = await confirmDialog({ title: `Close ${tabLabel(tab)}?`, message: `${whatEnds(tab)} ${TURN_OFF}`, confirmLabel: 'Close tab', danger: true });
       if (!ok) return false;
     }
     // A tab that went while the question was open is simply not there to close.
@@ -52,7 +52,7 @@ export function useTabClosing() {
     const ending = list.filter(isLiveTab);
     if (ending.length === 1 && list.length === 1 && list[0]) return closeTab(list[0].key);
     if (ending.length > 1 || (ending.length === 1 && settings.values['ui.confirmCloseRunningTab'])) {
-      const named = ending.slice(0, 8).map((t) => t.title).join(', ') + (ending.length > 8 ? ` and ${ending.length - 8} more` : '');
+      const named = ending.slice(0, 8).map(tabLabel).join(', ') + (ending.length > 8 ? ` and ${ending.length - 8} more` : '');
       const rest = list.length - ending.length;
       const sessionsEnd = ending.length === 1 ? `1 running session will end: ${named}.` : `${ending.length} running sessions will end: ${named}.`;
       const ok = await confirmDialog({

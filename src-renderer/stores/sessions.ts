@@ -1,7 +1,7 @@
 import { defineStore } from 'pinia';
 import { computed, ref, watch } from 'vue';
 import { CredentialNeed, type EventPayload, type OneTimeCredential } from '@common/contract/index.js';
-import type { SessionInfo } from '@common/contract/sessions.js';
+import type { SessionInfo, SessionOpener } from '@common/contract/sessions.js';
 import { WraithError } from '@common/errors.js';
 import { toast } from '../composables/dialogs.js';
 import { asWraithError } from '../composables/errors.js';
@@ -45,12 +45,21 @@ export interface TerminalTab {
   attention: 'activity' | 'bell' | null;
   /** Typed into the shell once its session is open (a tab opened "in" a folder), then cleared. */
   startInput: string | null;
-  /** What the shell calls its window (OSC 0/2, e.g. Debian's bash: "user@host: ~/dir"); the tab's own title stays. */
+  /**
+   * What the shell calls its window (OSC 0/2, e.g. Debian's bash: "user@host: ~/dir"). A local
+   * shell's tab reads it (tabLabel); an SSH tab keeps its connection's name and shows it in the tooltip.
+   */
   shellTitle: string | null;
+  /** The shell's folder, as it last said with OSC 7 (a local tab without a title reads "bash — src"). */
+  cwd: string | null;
+  /** Kill was asked and the shell has not exited yet (it may be ignoring the hang-up): "Stopping…". */
+  stopping: boolean;
   /** Secrets typed into this tab's credential card that the server refused, in a row. */
   credentialTries: number;
   /** The title was given with Rename tab (kept across a page reload). */
   renamed?: boolean;
+  /** Who opened its session, where the host says: the tab marks one the CLI or the XO opened. */
+  openedBy?: SessionOpener;
 }
 
 /**
@@ -69,6 +78,8 @@ export interface RdpTab {
   reattach: boolean;
   /** The title was given with Rename tab (kept across a page reload). */
   renamed?: boolean;
+  /** Who opened its session, where the host says: the tab marks one the CLI or the XO opened. */
+  openedBy?: SessionOpener;
 }
 
 export type SessionTab = TerminalTab | RdpTab;
@@ -78,7 +89,23 @@ export type SshPrompt = EventPayload<'ssh.prompt'>;
 let nextKey = 1;
 
 function newTab(kind: TerminalBackend, title: string, extra: Partial<TerminalTab> = {}): TerminalTab {
-  return { key: `tab-${nextKey++}`, kind, title, connectionId: null, shell: null, sessionId: null, phase: 'starting', problem: null, reattach: false, attention: null, startInput: null, shellTitle: null, credentialTries: 0, ...extra };
+  return { key: `tab-${nextKey++}`, kind, title, connectionId: null, shell: null, sessionId: null, phase: 'starting', problem: null, reattach: false, attention: null, startInput: null, shellTitle: null, cwd: null, stopping: false, credentialTries: 0, ...extra };
+}
+
+/** The last name of a folder ("/" for the root). */
+function folderName(path: string): string {
+  return path.replace(/\/+$/, '').split('/').pop() || '/';
+}
+
+/**
+ * What a tab reads on the strip. A name given with Rename tab stays. A local shell's tab follows
+ * its terminal: the title the shell sets (OSC 0/2), else its program and the folder it is in
+ * (OSC 7), so twenty local tabs are not twenty "bash". SSH and RDP tabs keep their connection's name.
+ */
+export function tabLabel(tab: SessionTab): string {
+  if (tab.renamed || tab.kind !== 'pty') return tab.title;
+  if (tab.shellTitle) return tab.shellTitle;
+  return tab.cwd ? `${tab.title} — ${folderName(tab.cwd)}` : tab.title;
 }
 
 function exitReason(p: EventPayload<'terminal.exit'>): string {
@@ -187,6 +214,7 @@ export const useSessionsStore = defineStore('sessions', () => {
   }
 
   function applyInfo(info: SessionInfo): void {
+    const heardOf = info.id in infos.value;
     if (info.state === 'closed') {
       const { [info.id]: _gone, ...rest } = infos.value;
       infos.value = rest;
@@ -194,7 +222,10 @@ export const useSessionsStore = defineStore('sessions', () => {
       infos.value = { ...infos.value, [info.id]: info };
     }
     const tab = bySession(info.id);
-    if (!tab) return;
+    if (!tab) {
+      if (!heardOf) openedElsewhere(info);
+      return;
+    }
     if (info.state === 'open') {
       tab.phase = 'open';
       tab.problem = null;
@@ -206,6 +237,73 @@ export const useSessionsStore = defineStore('sessions', () => {
       tab.phase = 'ended';
       tab.problem = { code: 'ESESSIONCLOSED', message: info.reason ?? 'Session ended.', details: {} };
     }
+  }
+
+  /**
+   * Sessions this window did not open appear as tabs as they open, as a reload would show them:
+   * the Commander sees, and can take over, what the CLI, the XO or another window started. The tab
+   * comes in the back; the one in front keeps the keys.
+   *
+   * A session this page asked for itself is announced before the answer that names it arrives, so
+   * one of unknown origin, or opened by a window (maybe this one), waits until this page's own
+   * opens have answered (`opening`), and becomes a tab only if none of them was it.
+   */
+  let loaded = false;
+  let opensOut = 0;
+  /** Sessions that opened while this page's own opens were out, and the ids those opens answered. */
+  const undecided = new Set<string>();
+  const openedHere = new Set<string>();
+
+  function openedElsewhere(info: SessionInfo): void {
+    // Before the first load its list has them all; after a reload, load() shows them.
+    if (!loaded || (info.state !== 'open' && info.state !== 'connecting')) return;
+    const surelyNotMine = info.openedBy !== undefined && info.openedBy !== 'ui';
+    if (opensOut > 0 && !surelyNotMine) undecided.add(info.id);
+    else showSession(info);
+  }
+
+  /**
+   * Runs one of this page's own opens (ssh.open, pty.spawn, rdp.open): the session it answers with
+   * is this page's, and a session that opened meanwhile is decided once no open is out.
+   */
+  async function opening<T extends { sessionId: string }>(open: () => Promise<T>): Promise<T> {
+    opensOut += 1;
+    try {
+      const r = await open();
+      openedHere.add(r.sessionId);
+      return r;
+    } finally {
+      opensOut -= 1;
+      if (opensOut === 0) {
+        for (const id of undecided) {
+          const info = infos.value[id];
+          if (info && !openedHere.has(id)) showSession(info);
+        }
+        undecided.clear();
+        openedHere.clear();
+      }
+    }
+  }
+
+  /**
+   * A tab for a session this window has no view of: one running when the page loaded, or one
+   * opened elsewhere since. Phase and problem (why it dropped or exited) come from its state.
+   */
+  function showSession(s: SessionInfo, renamedTo?: string): void {
+    if (s.state === 'closed' || bySession(s.id)) return;
+    const title = renamedTo ? { title: renamedTo, renamed: true } : { title: s.title };
+    const openedBy = s.openedBy ? { openedBy: s.openedBy } : {};
+    if (s.kind === 'ssh' || s.kind === 'pty') {
+      tabs.value.push(newTab(s.kind, s.title, { ...title, ...openedBy, sessionId: s.id, connectionId: s.connectionId, shell: s.shell ?? null, reattach: true, phase: 'open' }));
+      applyInfo(s);
+    } else if (s.connectionId) {
+      const phase = s.state === 'disconnected' ? 'disconnected' : 'open';
+      const problem = s.state === 'disconnected' ? { code: 'ESESSIONCLOSED', message: s.reason ?? 'The connection dropped.', details: {} } : null;
+      tabs.value.push({ key: `tab-${nextKey++}`, kind: 'rdp', ...title, ...openedBy, connectionId: s.connectionId, sessionId: s.id, phase, problem, reattach: true });
+    }
+    // With no tab in front, the new one comes forward (the welcome would otherwise hide it); it
+    // takes no keys (a view that opens focuses nothing until its phase changes or it is shown).
+    activeKey.value ??= tabs.value[0]?.key ?? null;
   }
 
   host.on('session.changed', applyInfo);
@@ -235,28 +333,18 @@ export const useSessionsStore = defineStore('sessions', () => {
     }
     const panelId = sessionStorage.getItem(PANEL_SESSION_KEY);
     const titles = storedTitles();
-    /** The title a re-attached session's tab takes: the one it was renamed to, else the host's. */
-    const titleOf = (s: SessionInfo) => {
-      const renamed = titles.get(s.id);
-      return renamed ? { title: renamed, renamed: true } : { title: s.title };
-    };
     // A local shell keeps the program it was started from, so a Relaunch once its session is gone
-    // (Kill, or closed elsewhere) starts that shell again. Phase and problem (why it dropped or
-    // exited) come from the session's state, as for a tab that saw it happen.
+    // (Kill, or closed elsewhere) starts that shell again. A re-attached tab takes the title it
+    // was renamed to, else the host's.
     for (const s of list) {
       if (s.kind === 'pty' && s.id === panelId && s.state !== 'closed' && !bySession(s.id)) {
-        panelShell.value = newTab('pty', s.title, { sessionId: s.id, shell: s.shell ?? null, reattach: true, phase: 'open' });
+        panelShell.value = newTab('pty', s.title, { sessionId: s.id, shell: s.shell ?? null, reattach: true, phase: 'open', ...(s.openedBy ? { openedBy: s.openedBy } : {}) });
         applyInfo(s);
-      } else if ((s.kind === 'ssh' || s.kind === 'pty') && s.state !== 'closed' && !bySession(s.id)) {
-        tabs.value.push(newTab(s.kind, s.title, { ...titleOf(s), sessionId: s.id, connectionId: s.connectionId, shell: s.shell ?? null, reattach: true, phase: 'open' }));
-        applyInfo(s);
-      } else if (s.kind === 'rdp' && s.connectionId && s.state !== 'closed' && !bySession(s.id)) {
-        const phase = s.state === 'disconnected' ? 'disconnected' : 'open';
-        const problem = s.state === 'disconnected' ? { code: 'ESESSIONCLOSED', message: s.reason ?? 'The connection dropped.', details: {} } : null;
-        tabs.value.push({ key: `tab-${nextKey++}`, kind: 'rdp', ...titleOf(s), connectionId: s.connectionId, sessionId: s.id, phase, problem, reattach: true });
+      } else {
+        showSession(s, titles.get(s.id));
       }
     }
-    if (!activeKey.value && tabs.value[0]) activeKey.value = tabs.value[0].key;
+    loaded = true;
   }
 
   /**
@@ -370,7 +458,7 @@ export const useSessionsStore = defineStore('sessions', () => {
           return;
         }
         const r = await vault.withUnlocked(`Connect to ${tab.title}`, () =>
-          host.call('ssh.open', { connectionId, cols, rows, ...typedFor(key) }),
+          opening(() => host.call('ssh.open', { connectionId, cols, rows, ...typedFor(key) })),
         );
         if (await closedMeanwhile(key, r.sessionId)) return;
         tab.credentialTries = 0;
@@ -386,7 +474,8 @@ export const useSessionsStore = defineStore('sessions', () => {
       } else {
         // A tab that does not know its shell (re-attached from a host that did not say) takes the default one.
         tab.shell ??= await defaultShell();
-        const r = await host.call('pty.spawn', { shell: tab.shell, cols, rows });
+        const shell = tab.shell;
+        const r = await opening(() => host.call('pty.spawn', { shell, cols, rows }));
         if (await closedMeanwhile(key, r.sessionId)) return;
         tab.sessionId = r.sessionId;
       }
@@ -575,10 +664,23 @@ export const useSessionsStore = defineStore('sessions', () => {
     await start(key, cols, rows);
   }
 
+  /**
+   * Ends a terminal's session and keeps the tab, ended, for its output. The host hangs up on the
+   * shell and, if it stays (it may ignore SIGHUP), sends SIGTERM and then SIGKILL: a few seconds
+   * in which the tab says "Stopping…" rather than nothing.
+   */
   async function kill(key: string): Promise<void> {
     const tab = find(key);
-    if (!tab?.sessionId || tab.phase === 'ended') return;
-    await host.call('sessions.close', { sessionId: tab.sessionId }).catch(() => undefined);
+    if (!tab?.sessionId || tab.phase === 'ended' || tab.stopping) return;
+    tab.stopping = true;
+    try {
+      await host.call('sessions.close', { sessionId: tab.sessionId });
+    } catch (err) {
+      // Gone already: its tab ends as the host's news says. Anything else: it still runs.
+      if (asWraithError(err).code !== 'ENOTFOUND') toast(`${tabLabel(tab)} was not stopped: ${asWraithError(err).message}`, 'error');
+    } finally {
+      tab.stopping = false;
+    }
   }
 
   async function close(key: string): Promise<void> {
@@ -644,6 +746,12 @@ export const useSessionsStore = defineStore('sessions', () => {
     if (tab) tab.shellTitle = clean || null;
   }
 
+  /** The folder the shell in a terminal said it is in (OSC 7), already a plain path. */
+  function setShellCwd(key: string, cwd: string): void {
+    const tab = allTerminals().find((t) => t.key === key);
+    if (tab) tab.cwd = cwd;
+  }
+
   /** Puts a tab at `index` of the strip (dragging, duplicates). */
   function move(key: string, index: number): void {
     const from = tabs.value.findIndex((t) => t.key === key);
@@ -679,8 +787,8 @@ export const useSessionsStore = defineStore('sessions', () => {
 
   return {
     infos, tabs, activeKey, activeTab, panelShell, prompts, runningCount,
-    load, openSsh, openShellTab, openRdp, findRdp, setPanelShell, panelShellRunning, closePanelShell, start, trustAndConnect, forgetAndRetry, connectWithCredential, credentialNeed, reconnect, cancelReconnect, relaunch, kill, close, activate, cycle,
-    canDuplicate, connectionDeleted, deletedProblem, learnDeleted, closedMeanwhile, duplicate, openSshIn, rename, setShellTitle, move, markAttention,
+    load, opening, openSsh, openShellTab, openRdp, findRdp, setPanelShell, panelShellRunning, closePanelShell, start, trustAndConnect, forgetAndRetry, connectWithCredential, credentialNeed, reconnect, cancelReconnect, relaunch, kill, close, activate, cycle,
+    canDuplicate, connectionDeleted, deletedProblem, learnDeleted, closedMeanwhile, duplicate, openSshIn, rename, setShellTitle, setShellCwd, move, markAttention,
     answerPrompt, hostKeyTarget,
   };
 });

@@ -647,16 +647,21 @@ describe('terminals in browser mode', () => {
     await waitForLine(id, 'keys-back-25');
   });
 
-  it("shows the title the shell sets (OSC 0) in the tab's tooltip and the window's title, as plain text", async () => {
+  it("names a local tab, the window and the tooltip after the title the shell sets (OSC 0), as plain text", async () => {
     const id = await activeSessionId();
     await page.locator('.tab-panel:visible .xterm').click();
     // The user's own prompt may set the title at every prompt: this shell's prompt sets none.
     await page.keyboard.type(`PROMPT_COMMAND=; PS1='$ '; printf '\\033]0;%s <b>on web01</b>\\007' "build-$((6*7))"; echo titled\n`);
     await waitForLine(id, 'titled');
     const tab = page.locator('.tab.active');
-    await expect.poll(() => tab.getAttribute('title')).toBe('bash — build-42 <b>on web01</b> — open');
-    expect(await page.title()).toBe('bash (build-42 <b>on web01</b>) — Wraith');
-    expect(await tab.locator('.tab-title').innerText()).toBe('bash'); // the tab's own name stays
+    await expect.poll(() => tab.locator('.tab-title').innerText()).toBe('build-42 <b>on web01</b>');
+    expect(await tab.getAttribute('title')).toBe('build-42 <b>on web01</b> — bash — open'); // the shell's name stays in the tooltip
+    expect(await page.title()).toBe('build-42 <b>on web01</b> — Wraith');
+    // An empty title gives the tab its shell's name back (the tests after this one find it by it).
+    await page.keyboard.type(`printf '\\033]0;\\007'; echo untitled\n`);
+    await waitForLine(id, 'untitled');
+    await expect.poll(() => tab.locator('.tab-title').innerText()).toBe('bash');
+    expect(await page.title()).toBe('bash — Wraith');
   });
 
   it('marks a tab that is not shown when output comes (a dot) or the bell rings (a bell), until it is shown', async () => {

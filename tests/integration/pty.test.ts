@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
@@ -261,5 +261,89 @@ test('broadcast.set keeps which terminal sessions share typing; a closed member 
     expect(changes.map((e) => e.sessionIds.length)).toEqual([3, 0, 3, 2, 0]);
   } finally {
     off();
+  }
+});
+
+/** Whether `pid` runs (a zombie, ended but not reaped yet, does not). */
+function running(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** The processes whose parent is `pid`. */
+function childrenOf(pid: number): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+function shellPid(sessionId: string): number {
+  const session = app.terminals.get(sessionId);
+  if (!(session instanceof PtySession) || !session.pid) throw new Error('not a running PTY session');
+  return session.pid;
+}
+
+test('closing a shell that ignores hang-ups and SIGTERM ends it, and the job in front of it too', async () => {
+  const { sessionId } = await client.call('pty.spawn', { shell: 'bash', cols: 80, rows: 24 });
+  const shell = shellPid(sessionId);
+  // `sleep` inherits the ignored signals: SIGKILL to the shell alone left it running, unseen.
+  await client.call('terminal.write', { sessionId, data: "trap '' HUP TERM; sleep 100\n" });
+  const job = await until('the sleep to start', () => childrenOf(shell)[0]);
+  try {
+    await client.call('sessions.close', { sessionId });
+    expect(running(shell)).toBe(false);
+    await until('the job to be gone', () => !running(job), 3000);
+    expect((await client.call('sessions.list')).some((s) => s.id === sessionId)).toBe(false);
+  } finally {
+    if (running(job)) process.kill(job, 'SIGKILL');
+  }
+});
+
+test('closing a shell sends SIGHUP, then SIGTERM to one that stays, then SIGKILL', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wraith-pty-signals-'));
+  const log = join(dir, 'signals.txt');
+  try {
+    const { sessionId } = await client.call('pty.spawn', { shell: 'bash', cols: 80, rows: 24 });
+    const shell = shellPid(sessionId);
+    // The traps write down what came and carry on; the loop gives bash a moment to run them.
+    await client.call('terminal.write', { sessionId, data: `trap 'echo HUP >> ${log}' HUP; trap 'echo TERM >> ${log}' TERM; echo armed > ${log}; while :; do sleep 0.05; done\n` });
+    await until('the traps to be set', () => existsSync(log));
+    await client.call('sessions.close', { sessionId });
+    expect(running(shell)).toBe(false);
+    expect(readFileSync(log, 'utf8').split('\n').filter(Boolean)).toEqual(['armed', 'HUP', 'TERM']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a session says who opened it: the caller of pty.spawn (here a test, then the XO)', async () => {
+  const xo = connectInProcess(app, 'ai');
+  const seen: EventPayload<'session.changed'>[] = [];
+  const off = client.on('session.changed', (e) => seen.push(e));
+  try {
+    const mine = (await client.call('pty.spawn', { shell: 'bash', cols: 80, rows: 24 })).sessionId;
+    const theirs = (await xo.call('pty.spawn', { shell: 'bash', cols: 80, rows: 24 })).sessionId;
+    const list = await client.call('sessions.list');
+    expect(list.find((s) => s.id === mine)?.openedBy).toBe('test');
+    expect(list.find((s) => s.id === theirs)?.openedBy).toBe('ai');
+    // The event that announces it says so too: a window shows the tab from it.
+    await until('the XO session announced', () => seen.find((e) => e.id === theirs));
+    expect(seen.find((e) => e.id === theirs)).toMatchObject({ state: 'open', openedBy: 'ai' });
+    await client.call('sessions.close', { sessionId: mine });
+    await client.call('sessions.close', { sessionId: theirs });
+  } finally {
+    off();
+    xo.close();
   }
 });

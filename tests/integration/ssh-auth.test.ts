@@ -290,7 +290,7 @@ describe('auth methods', () => {
       });
       try {
         const started = Date.now();
-        const { sessionId } = await ssh.open({ connectionId: id, cols: 80, rows: 24 });
+        const { sessionId } = await ssh.open({ connectionId: id, cols: 80, rows: 24 }, undefined, 'test');
         expect(Date.now() - started).toBeGreaterThanOrEqual(3500);
         const r = await client.call('ssh.exec', { sessionId, command: 'whoami' });
         expect(r.stdout).toBe('wraith-pw\n');
@@ -305,7 +305,7 @@ describe('auth methods', () => {
       const { port } = silent.address() as AddressInfo;
       const mute = await connection({ name: 'mute', port, authMethod: 'password', secrets: { password: 'x' } });
       const started = Date.now();
-      const err = await failure(ssh.open({ connectionId: mute, cols: 80, rows: 24 }));
+      const err = await failure(ssh.open({ connectionId: mute, cols: 80, rows: 24 }, undefined, 'test'));
       expect(err.code).toBe('ETIMEOUT');
       expect(err.message).toBe(`127.0.0.1:${port} did not answer in time (mute). Is the host up and the port right?`);
       expect(Date.now() - started).toBeGreaterThanOrEqual(1400);

@@ -3,6 +3,13 @@ import { Empty, Id, Ok, event, method } from './define.js';
 
 export const SessionKind = z.enum(['ssh', 'pty', 'rdp']);
 export const SessionState = z.enum(['connecting', 'open', 'disconnected', 'closed']);
+/**
+ * Who asked for a session: a window of the app (ui), the `wraith` command (cli), the XO (ai), an
+ * agent over MCP (mcp), or a test. Windows show every session as a tab, and mark those opened by
+ * the CLI or the XO, so the Commander sees what runs whoever started it.
+ */
+export const SessionOpener = z.enum(['ui', 'cli', 'ai', 'mcp', 'test']);
+export type SessionOpener = z.infer<typeof SessionOpener>;
 
 export const SessionInfo = z.object({
   id: Id,
@@ -18,6 +25,8 @@ export const SessionInfo = z.object({
    * its name). A view re-attached after a reload starts the same shell again when it relaunches.
    */
   shell: z.string().optional(),
+  /** Who opened it (absent from hosts before it was kept). */
+  openedBy: SessionOpener.optional(),
 });
 export type SessionInfo = z.infer<typeof SessionInfo>;
 

@@ -4,7 +4,7 @@ import { constants as osConstants, homedir } from 'node:os';
 import { basename } from 'node:path';
 import * as nodePty from 'node-pty';
 import { OK } from '../../common/contract/define.js';
-import type { SessionInfo } from '../../common/contract/sessions.js';
+import type { SessionInfo, SessionOpener } from '../../common/contract/sessions.js';
 import { WraithError } from '../../common/errors.js';
 import { callerLocalPath } from '../local-files.js';
 import type { EventBus, Router } from '../router.js';
@@ -14,6 +14,7 @@ import { TerminalSession } from '../terminal/terminal-session.js';
 import type { TerminalService } from '../terminal/terminal-service.js';
 import { drainBeforeClose } from './drain-on-exit.js';
 import { detectShells, resolveShell } from './shells.js';
+import { stopShell } from './stop-shell.js';
 
 export interface PtyServiceDeps {
   bus: EventBus;
@@ -44,6 +45,7 @@ export class PtySession extends TerminalSession {
     private readonly terminals: TerminalService,
     private readonly spec: SpawnSpec,
     opts: { cols: number; rows: number; ringBufferBytes: number; flow?: Partial<FlowControlOptions> },
+    private readonly openedBy: SessionOpener,
   ) {
     super(id, bus, opts);
   }
@@ -67,6 +69,7 @@ export class PtySession extends TerminalSession {
       reason: this.reason,
       createdAt: this.createdAt,
       shell: this.spec.shellPath,
+      openedBy: this.openedBy,
     };
   }
 
@@ -139,22 +142,9 @@ export class PtySession extends TerminalSession {
     this.state = 'closed';
     this.reason = 'Closed.';
     if (proc) {
-      const gone = new Promise<void>((resolve) => this.exitWaiters.push(resolve));
-      try {
-        proc.kill('SIGHUP');
-      } catch {
-        // already gone
-      }
-      // A shell that ignores SIGHUP (e.g. a program trapping it) gets SIGKILL.
-      const t = setTimeout(() => {
-        try {
-          proc.kill('SIGKILL');
-        } catch {
-          // already gone
-        }
-      }, 2000);
-      await gone;
-      clearTimeout(t);
+      // A hang-up first, as a closing terminal sends; a shell or job that ignores it gets SIGTERM,
+      // then SIGKILL (stop-shell.ts).
+      await stopShell(proc.pid, new Promise<void>((resolve) => this.exitWaiters.push(resolve)));
     }
     this.disposeTerminal();
     this.terminals.remove(this.id);
@@ -208,14 +198,15 @@ export class PtyService {
     return detectShells();
   }
 
-  spawn(input: { shell: string; cols: number; rows: number; cwd?: string | undefined }): { sessionId: string } {
+  /** `openedBy`: who asked (a window, the CLI, the XO), which the windows' tabs show. */
+  spawn(input: { shell: string; cols: number; rows: number; cwd?: string | undefined }, openedBy: SessionOpener): { sessionId: string } {
     const spec = checkSpawnable(input.shell, input.cwd === undefined ? homedir() : callerLocalPath(input.cwd, 'folder'));
     const session = new PtySession(randomUUID(), this.deps.bus, this.deps.sessions, this.deps.terminals, spec, {
       cols: input.cols,
       rows: input.rows,
       ringBufferBytes: this.deps.ringBufferBytes(),
       flow: this.deps.flow,
-    });
+    }, openedBy);
     session.start();
     this.deps.terminals.add(session);
     this.deps.sessions.add(session);
@@ -230,7 +221,7 @@ export class PtyService {
 
   register(router: Router): void {
     router.handle('pty.shells', () => this.shells());
-    router.handle('pty.spawn', (i) => this.spawn(i));
+    router.handle('pty.spawn', (i, ctx) => this.spawn(i, ctx.origin));
     router.handle('pty.relaunch', (i) => (this.session(i.sessionId).relaunch(), OK));
   }
 }

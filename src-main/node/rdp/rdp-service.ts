@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { SessionInfo } from '../../common/contract/sessions.js';
+import type { SessionInfo, SessionOpener } from '../../common/contract/sessions.js';
 import { type ErrorCode, WraithError } from '../../common/errors.js';
 import { hostAndPort, hostToDial } from '../../common/host-address.js';
 import type { ConnectionsService, ResolvedConnection } from '../connections/connections-service.js';
@@ -65,6 +65,7 @@ class RdpTab implements SessionHandle {
     /** As saved when it last connected: reconnect() takes it again, so an edit is used and a deletion refuses. */
     private connection: ResolvedConnection,
     private readonly service: RdpService,
+    private readonly openedBy: SessionOpener,
   ) {}
 
   info(): SessionInfo {
@@ -76,6 +77,7 @@ class RdpTab implements SessionHandle {
       state: this.state,
       reason: this.reason,
       createdAt: this.createdAt,
+      openedBy: this.openedBy,
     };
   }
 
@@ -257,10 +259,11 @@ export class RdpService {
     public openTunnel: RdpTunnelOpener | null = null,
   ) {}
 
-  async open(connectionId: string, width?: number, height?: number): Promise<{ sessionId: string; width: number; height: number }> {
+  /** `openedBy`: who asked (a window, the CLI, the XO), which the windows' tabs show. */
+  async open(connectionId: string, width: number | undefined, height: number | undefined, openedBy: SessionOpener): Promise<{ sessionId: string; width: number; height: number }> {
     const connection = this.connections.resolve(connectionId);
     if (connection.kind !== 'rdp') throw new WraithError('EBADARGS', `connectionId: ${connection.name} is an ${connection.kind.toUpperCase()} connection, not RDP.`);
-    const tab = new RdpTab(randomUUID(), connection, this);
+    const tab = new RdpTab(randomUUID(), connection, this, openedBy);
     const size = await tab.connect(width, height);
     this.tabs.set(tab.id, tab);
     this.sessions.add(tab);

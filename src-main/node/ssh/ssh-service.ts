@@ -3,7 +3,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type { Client, ClientChannel, SFTPWrapper } from 'ssh2';
 import { OK } from '../../common/contract/define.js';
 import type { SavedForward } from '../../common/contract/connections.js';
-import type { SessionInfo } from '../../common/contract/sessions.js';
+import type { SessionInfo, SessionOpener } from '../../common/contract/sessions.js';
 import type { OneTimeCredential } from '../../common/contract/ssh.js';
 import { describeForward } from '../../common/contract/tunnels.js';
 import { WraithError } from '../../common/errors.js';
@@ -154,6 +154,7 @@ export class SshSession extends TerminalSession {
     public title: string,
     private readonly service: SshService,
     opts: { cols: number; rows: number; ringBufferBytes: number; flow?: Partial<FlowControlOptions> },
+    private readonly openedBy: SessionOpener,
   ) {
     super(id, bus, opts);
   }
@@ -167,6 +168,7 @@ export class SshSession extends TerminalSession {
       state: this.state,
       reason: this.reason,
       createdAt: this.createdAt,
+      openedBy: this.openedBy,
     };
   }
 
@@ -415,7 +417,9 @@ export class SshService {
 
   async open(
     input: { connectionId: string; cols: number; rows: number } & TypedCredentials,
-    signal?: AbortSignal,
+    signal: AbortSignal | undefined,
+    /** Who asked (a window, the CLI, the XO), which the windows' tabs show. */
+    openedBy: SessionOpener,
   ): Promise<{ sessionId: string; forwardErrors?: string[] }> {
     const { chain, save } = this.withCredentials(this.resolveChain(input.connectionId), input);
     const target = chain[0] as ResolvedConnection;
@@ -424,7 +428,7 @@ export class SshService {
       rows: input.rows,
       ringBufferBytes: this.deps.ringBufferBytes(),
       flow: this.deps.flow,
-    });
+    }, openedBy);
     // Registered only once connected: a failed open leaves nothing behind.
     await this.tracked(signal, (s) => session.connect(chain, this.connectDeps, s));
     this.deps.terminals.add(session);
@@ -667,7 +671,7 @@ export class SshService {
   }
 
   register(router: Router): void {
-    router.handle('ssh.open', (i, ctx) => this.open(i, ctx.signal));
+    router.handle('ssh.open', (i, ctx) => this.open(i, ctx.signal, ctx.origin));
     router.handle('ssh.reconnect', async (i, ctx) => (await this.reconnect(i.sessionId, ctx.signal, i), OK));
     router.handle('ssh.exec', (i, ctx) => this.exec(i, ctx.signal));
     router.handle('ssh.answer', (i) => (this.prompts.answer(i.promptId, i.answers), OK));

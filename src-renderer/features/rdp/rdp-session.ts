@@ -48,7 +48,7 @@ export function useRdpSession(key: string) {
     const clamp = (v: number) => Math.max(200, Math.min(8192, Math.floor(v)));
     const size = saved?.width && saved.height ? {} : { width: clamp(fit.width), height: clamp(fit.height) };
     try {
-      const r = await vault.withUnlocked(`Connect to ${t.title}`, () => host.call('rdp.open', { connectionId: t.connectionId, ...size }));
+      const r = await vault.withUnlocked(`Connect to ${t.title}`, () => sessions.opening(() => host.call('rdp.open', { connectionId: t.connectionId, ...size })));
       // Closed while it connected: the desktop is let go rather than kept where no tab shows it.
       if (await sessions.closedMeanwhile(key, r.sessionId)) return;
       t.sessionId = r.sessionId;

@@ -2,7 +2,7 @@ import { defineStore } from 'pinia';
 import { computed, ref } from 'vue';
 import { toast } from '../../composables/dialogs.js';
 import { asWraithError } from '../../composables/errors.js';
-import { useSessionsStore } from '../../stores/sessions.js';
+import { tabLabel, useSessionsStore } from '../../stores/sessions.js';
 import { useHost } from '../../transport/index.js';
 
 /**
@@ -110,7 +110,10 @@ export const useBroadcastStore = defineStore('broadcast', () => {
   }
 
   function titlesOf(keys: string[]): string[] {
-    return keys.map((k) => sessions.tabs.find((t) => t.key === k)?.title ?? k);
+    return keys.map((k) => {
+      const tab = sessions.tabs.find((t) => t.key === k);
+      return tab ? tabLabel(tab) : k;
+    });
   }
 
   /** Sends what the user typed or pasted in tab `from` to the other tabs of the broadcast. */

@@ -21,6 +21,7 @@ import type { BroadcastReceiver, UserInput } from './broadcast.js';
 import { bufferText, registerTerminal } from './terminal-inspect.js';
 import { boldIsBright, terminalTheme } from './terminal-themes.js';
 import { terminalFontFamily } from './font-family.js';
+import { cwdFromOsc7 } from './osc7-cwd.js';
 
 export interface UseTerminalOptions {
   /** Show the session's recent output (terminal.read) before live data: a tab re-opened after a reload. */
@@ -35,6 +36,8 @@ export interface UseTerminalOptions {
   onBell?: () => void;
   /** The program set the terminal's title (OSC 0 or 2). */
   onTitle?: (title: string) => void;
+  /** The shell said which folder it is in (OSC 7), as a path. */
+  onCwd?: (cwd: string) => void;
   /**
    * The user typed a key or pasted (after any confirmation): input broadcast to other terminals.
    * Never what the terminal answers by itself (reports, mouse events).
@@ -499,6 +502,12 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
       }),
       t.onBell(() => options.onBell?.()),
       t.onTitleChange((title) => options.onTitle?.(title)),
+      // xterm keeps no folder of its own; false lets any other handler of OSC 7 see it too.
+      t.parser.registerOscHandler(7, (report) => {
+        const cwd = cwdFromOsc7(report);
+        if (cwd) options.onCwd?.(cwd);
+        return false;
+      }),
     ];
     disposers.push(() => subscriptions.forEach((sub) => sub.dispose()));
 

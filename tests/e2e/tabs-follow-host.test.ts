@@ -1,0 +1,231 @@
+/**
+ * The tabs show what the host runs, whoever started it, in real Chromium against `wraith serve`:
+ * a shell the `wraith` command (a WebSocket client without an Origin, as the CLI is) or another
+ * window starts comes as a tab at once, without taking the keys from the tab being typed in, and
+ * one closed elsewhere stays as an ended tab. Kill of a shell that ignores the hang-up says
+ * "Stopping…" until it is gone; a local tab reads the title or folder its shell reports.
+ * The tests run in order, each on the tabs the one before left.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Locator, Page } from 'playwright-core';
+import type { ContractClient } from '../../src-main/common/client.js';
+import { connectWebSocket } from '../../src-main/server/ws-client.js';
+import { type TestBrowser, openApp } from '../fixtures/browser.js';
+import { until } from '../fixtures/poll.js';
+import { activeSessionId, sessionIn, terminalText } from '../fixtures/terminal-page.js';
+import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+
+let server: WraithServer;
+let browser: TestBrowser;
+let page: Page;
+let cli: ContractClient;
+/** The local shell tab the first test opens in this window; it stays open for the tests after it. */
+let mine = '';
+
+beforeAll(async () => {
+  server = await startWraithServer();
+  cli = await connectWebSocket(server.url, server.token);
+  browser = await openApp(server.openUrl);
+  page = browser.page;
+});
+
+afterAll(async () => {
+  cli?.close();
+  await browser?.close();
+  await server?.stop();
+});
+
+const tabs = () => page.locator('.tab');
+const panel = () => page.getByRole('region', { name: 'Local shell' });
+/** The tab strip's tab whose panel shows `sessionId`. */
+async function tabOf(sessionId: string): Promise<Locator> {
+  const panelId = await page.locator('.tab-panel', { has: page.locator(`.terminal-pane[data-session-id="${sessionId}"]`) }).getAttribute('id');
+  return page.locator(`[role="tab"][aria-controls="${panelId}"]`);
+}
+
+async function lines(sessionId: string, on: Page = page): Promise<string[]> {
+  return (await terminalText(on, sessionId)).split('\n').map((l) => l.trimEnd());
+}
+
+async function waitForLine(sessionId: string, line: string, on: Page = page): Promise<void> {
+  await expect.poll(() => lines(sessionId, on), { timeout: 15_000 }).toContain(line);
+}
+
+/** Whether the keys are in the terminal of `scope`. */
+function typingIn(scope: Locator): Promise<boolean> {
+  return scope.locator('.xterm-helper-textarea').evaluate((t) => t === document.activeElement);
+}
+
+/** Whether `pid` runs (a zombie, ended but not reaped yet, does not). */
+function running(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** The processes whose parent is `pid`. */
+function childrenOf(pid: number): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** A local shell tab opened from the panel, the keys in its terminal; the panel hidden again. */
+async function ownShellTab(): Promise<string> {
+  await page.keyboard.press('Control+Shift+G');
+  await panel().waitFor();
+  await panel().getByRole('button', { name: 'Open as tab' }).click();
+  await page.keyboard.press('Control+Shift+G');
+  await panel().waitFor({ state: 'hidden' });
+  const id = await activeSessionId(page);
+  await page.locator('.tab-panel:visible .xterm').click();
+  return id;
+}
+
+describe('sessions opened elsewhere', () => {
+  it('a shell the wraith command starts comes as a tab marked CLI, in the back; typing in it works; closed by the command, it stays, ended', async () => {
+    mine = await ownShellTab();
+    await page.keyboard.type('echo mine-$((2*3))\n');
+    await waitForLine(mine, 'mine-6');
+    const front = page.locator('.tab-panel:visible');
+
+    const { sessionId } = await cli.call('pty.spawn', { shell: 'bash', cols: 80, rows: 24 });
+    await cli.call('terminal.write', { sessionId, data: 'echo from-cli-$((3*3))\n' });
+    await expect.poll(() => page.locator(`.terminal-pane[data-session-id="${sessionId}"]`).count(), { timeout: 10_000 }).toBe(1);
+    expect(await tabs().count()).toBe(2);
+    const theirs = await tabOf(sessionId);
+    expect(await theirs.locator('.tab-opener').innerText()).toBe('CLI');
+    expect(await theirs.getAttribute('title')).toContain('opened by the wraith command');
+    // The tab in front keeps the screen and the keys: typing goes on where it was.
+    expect(await (await tabOf(mine)).getAttribute('aria-selected')).toBe('true');
+    expect(await typingIn(front)).toBe(true);
+    await page.keyboard.type('echo still-mine-$((2*2))\n');
+    await waitForLine(mine, 'still-mine-4');
+    expect(await lines(sessionId)).not.toContain('still-mine-4');
+
+    // Taken over: its output so far is there, and what is typed in it reaches the shell.
+    await theirs.click();
+    await waitForLine(sessionId, 'from-cli-9');
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type('echo typed-here-$((5*5))\n');
+    await waitForLine(sessionId, 'typed-here-25');
+    const read = await cli.call('terminal.read', { sessionId, stripAnsi: true });
+    expect(read.text).toMatch(/^typed-here-25\r?$/m);
+
+    // Closed by the command: the tab stays, ended, with its output.
+    await cli.call('sessions.close', { sessionId });
+    const pane = page.locator(`.terminal-pane[data-session-id="${sessionId}"]`);
+    await expect.poll(() => pane.getAttribute('data-phase')).toBe('ended');
+    expect(await pane.locator('.pane-banner').innerText()).toContain('Session ended');
+    expect(await lines(sessionId)).toContain('typed-here-25');
+    expect(await tabs().count()).toBe(2);
+    await pane.locator('.pane-banner').getByRole('button', { name: 'Close' }).click();
+    await expect.poll(() => tabs().count()).toBe(1);
+  });
+
+  it("a shell another window opens comes as a tab here, once, and that window's own tab is not doubled", async () => {
+    const other = await browser.context.newPage();
+    try {
+      await other.goto(server.url);
+      await other.getByText('Host: connected').waitFor();
+      const before = await tabs().count();
+      await other.keyboard.press('Control+Shift+G');
+      await other.getByRole('region', { name: 'Local shell' }).getByRole('button', { name: 'Open as tab' }).click();
+      // That window shows this one's tab too (re-attached as it loaded); its own comes in front.
+      const id = await sessionIn(other.locator('.tab-panel:visible'), mine);
+      await expect.poll(() => page.locator(`.terminal-pane[data-session-id="${id}"]`).count(), { timeout: 10_000 }).toBe(1);
+      expect(await tabs().count()).toBe(before + 1);
+      // A window's session is not marked: only the CLI's and the XO's are.
+      expect(await (await tabOf(id)).locator('.tab-opener').count()).toBe(0);
+      // Its own shell: one tab there, whatever it heard first.
+      expect(await other.locator(`.terminal-pane[data-session-id="${id}"]`).count()).toBe(1);
+      expect(await other.locator('.tab').count()).toBe(before + 1);
+      await other.locator('.tab-panel:visible .xterm').click();
+      await other.keyboard.type('echo other-window-$((7*7))\n');
+      await waitForLine(id, 'other-window-49', other);
+      await waitForLine(id, 'other-window-49');
+      // Closed there (a tab's close ends its session): here it stays, ended, in the back.
+      await other.locator('.tab.active .tab-close').click();
+      await expect.poll(() => page.locator(`.terminal-pane[data-session-id="${id}"]`).getAttribute('data-phase')).toBe('ended');
+      expect(await (await tabOf(id)).getAttribute('class')).toContain('ended');
+      await (await tabOf(id)).locator('.tab-close').click();
+      await expect.poll(() => tabs().count()).toBe(before);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe('Kill in the local shell panel', () => {
+  it('says "Stopping…" while a shell that ignores the hang-up and SIGTERM goes, then ends it and the job in front of it', async () => {
+    await page.keyboard.press('Control+Shift+G');
+    await panel().waitFor();
+    await panel().getByRole('button', { name: /^(Launch|New shell)/ }).last().click();
+    const id = await sessionIn(panel());
+    await panel().locator('.xterm').click();
+    await page.keyboard.type("echo shell-$$; trap '' HUP TERM; sleep 100\n");
+    await expect.poll(async () => (await lines(id)).find((l) => /^shell-\d+$/.test(l))).toBeDefined();
+    const shell = Number((await lines(id)).find((l) => /^shell-\d+$/.test(l))?.slice('shell-'.length));
+    const job = await until('the sleep to start', () => childrenOf(shell)[0]);
+    try {
+      await panel().getByRole('button', { name: 'Kill' }).click();
+      // It ignores SIGHUP: the panel says what is going on until the exit comes.
+      await panel().getByRole('button', { name: 'Stopping…' }).waitFor();
+      expect(await panel().getByRole('status').innerText()).toContain('Stopping bash…');
+      await expect.poll(() => panel().locator('.terminal-pane').getAttribute('data-phase'), { timeout: 10_000 }).toBe('ended');
+      expect(await panel().locator('.pane-banner').innerText()).toContain('Session ended — Relaunch?');
+      expect(running(shell)).toBe(false);
+      await expect.poll(() => running(job)).toBe(false);
+      expect(await panel().getByRole('button', { name: 'Kill' }).isDisabled()).toBe(true);
+    } finally {
+      if (running(job)) process.kill(job, 'SIGKILL');
+    }
+    // The keys stayed in the panel: Enter relaunches, as the notice says.
+    await page.keyboard.press('Enter');
+    await expect.poll(() => panel().locator('.terminal-pane').getAttribute('data-phase'), { timeout: 10_000 }).toBe('open');
+    await page.keyboard.press('Control+Shift+G');
+    await panel().waitFor({ state: 'hidden' });
+  });
+});
+
+describe("a local tab's name", () => {
+  it('follows the folder the shell reports (OSC 7) and the title it sets (OSC 0/2); a renamed tab keeps its name', async () => {
+    const id = await ownShellTab();
+    const tab = await tabOf(id);
+    const name = () => tab.locator('.tab-title').innerText();
+    expect(await name()).toBe('bash');
+    // The user's own prompt may set the title at every prompt: this shell's prompt sets none.
+    await page.keyboard.type(`PROMPT_COMMAND=; PS1='$ '; printf '\\033]7;file://%s%s\\007' "$HOSTNAME" /usr/share/my%20docs; echo reported\n`);
+    await waitForLine(id, 'reported');
+    await expect.poll(name).toBe('bash — my docs');
+    await page.keyboard.type(`printf '\\033]2;%s\\007' "deploy-$((6*7))"; echo titled\n`);
+    await waitForLine(id, 'titled');
+    await expect.poll(name).toBe('deploy-42');
+    expect(await tab.getAttribute('title')).toBe('deploy-42 — bash — open');
+    expect(await page.title()).toBe('deploy-42 — Wraith');
+
+    await tab.click({ button: 'right' });
+    await page.getByRole('menu', { name: 'Tab deploy-42' }).getByRole('menuitem', { name: 'Rename tab…' }).click();
+    const ask = page.getByRole('dialog', { name: 'Rename tab' });
+    expect(await ask.locator('input').inputValue()).toBe('deploy-42');
+    await ask.locator('input').fill('my build');
+    await ask.getByRole('button', { name: 'Rename' }).click();
+    await expect.poll(name).toBe('my build');
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type(`printf '\\033]0;%s\\007' "other-$((2*2))"; echo retitled\n`);
+    await waitForLine(id, 'retitled');
+    await expect.poll(() => tab.getAttribute('title')).toContain('other-4');
+    expect(await name()).toBe('my build');
+  });
+});
