@@ -1,5 +1,5 @@
 import { defineStore } from 'pinia';
-import { computed, ref, watch } from 'vue';
+import { computed, ref, watch, watchEffect } from 'vue';
 import { CredentialNeed, type EventPayload, type OneTimeCredential } from '@common/contract/index.js';
 import type { SessionInfo, SessionOpener } from '@common/contract/sessions.js';
 import { WraithError } from '@common/errors.js';
@@ -170,6 +170,15 @@ export const useSessionsStore = defineStore('sessions', () => {
       else sessionStorage.setItem(TAB_TITLES_KEY, titles);
     },
   );
+  // A tab of a saved connection goes by the connection's name, and follows it when the connection
+  // is renamed (the host's messages about it already use the new one): one tab, one name. A name
+  // given with Rename tab stays; the tabs of a deleted connection keep the last one.
+  watchEffect(() => {
+    for (const tab of tabs.value) {
+      const name = tab.connectionId && !tab.renamed ? connections.byId.get(tab.connectionId)?.name : undefined;
+      if (name && tab.title !== name) tab.title = name;
+    }
+  });
   const prompts = ref<SshPrompt[]>([]);
   /**
    * Passwords and passphrases typed into a tab's card during one connect, one per hop, sent
