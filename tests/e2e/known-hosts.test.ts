@@ -2,14 +2,17 @@
  * The Known hosts dialog in real Chromium against a real sshd: the key trusted on first connect
  * is listed and can be forgotten; a known_hosts file hashed by OpenSSH (ssh-keyscan -H) is
  * imported, and the next connection goes through without asking; the filter finds the hashed
- * entry by the host it stands for.
+ * entry by the host it stands for; a jump host's key question names the hop; an import names the
+ * servers whose key differs from the trusted one, and what it left out or stopped trusting as @revoked.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
+import type { ContractClient } from '../../src-main/common/client.js';
+import { connectWebSocket } from '../../src-main/server/ws-client.js';
 import { type TestBrowser, createSshConnectionInUi, openApp } from '../fixtures/browser.js';
 import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
@@ -19,6 +22,8 @@ let server: WraithServer;
 let browser: TestBrowser;
 let page: Page;
 let files: string;
+/** The host's contract, for what the test sets up without the UI. */
+let api: ContractClient;
 
 const dialog = () => page.getByRole('dialog', { name: 'Known hosts' });
 const table = () => dialog().getByRole('table', { name: 'Trusted keys' });
@@ -29,9 +34,11 @@ beforeAll(async () => {
   server = await startWraithServer();
   browser = await openApp(server.openUrl);
   page = browser.page;
+  api = await connectWebSocket(server.url, server.token);
 });
 
 afterAll(async () => {
+  api?.close();
   await browser?.close();
   await server?.stop();
   await sshd?.stop();
@@ -46,6 +53,14 @@ async function closeTab(): Promise<void> {
   await page.locator('.tab-panel:visible .xterm').click();
   await page.keyboard.press('Control+Shift+W');
   await expect.poll(() => page.locator('.tab').count()).toBe(0);
+}
+
+/** A new key made with ssh-keygen: its known_hosts "type base64" and its fingerprint. */
+function anotherKey(): { line: string; fingerprint: string } {
+  const dir = mkdtempSync(join(files, 'other-'));
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(dir, 'k')]);
+  const fingerprint = execFileSync('ssh-keygen', ['-l', '-f', join(dir, 'k.pub')], { encoding: 'utf8' }).split(' ')[1] ?? '';
+  return { line: readFileSync(join(dir, 'k.pub'), 'utf8').split(' ').slice(0, 2).join(' '), fingerprint };
 }
 
 describe('the Known hosts dialog', () => {
@@ -120,5 +135,79 @@ describe('the Known hosts dialog', () => {
     await rows.getByRole('button', { name: 'Forget hashed name' }).click();
     await page.getByRole('dialog', { name: 'Forget a trusted key' }).getByRole('button', { name: 'Forget' }).click();
     await expect.poll(() => dialog().innerText()).toContain('No trusted keys yet');
+    await dialog().getByRole('button', { name: 'Close' }).last().click();
+    await dialog().waitFor({ state: 'detached' });
+  });
+
+  it("a jump host's key question names the hop, the first time and when its key changed", async () => {
+    // The same sshd is the jump host ("kh sshd") and, through a forward on it, the target.
+    await page.locator('.connections .panel-head').getByRole('button', { name: 'New connection' }).click();
+    const form = page.getByRole('dialog', { name: 'New connection' });
+    await form.locator('input[name=name]').fill('via kh');
+    await form.locator('input[name=host]').fill(sshd.host);
+    await form.locator('input[name=port]').fill(String(sshd.port));
+    await form.locator('input[name=username]').fill(sshd.users.password.username);
+    await form.locator('input[name=password]').fill(sshd.users.password.password);
+    const jump = await form.locator('select[name=jumpHostId] option', { hasText: 'kh sshd' }).getAttribute('value');
+    await form.locator('select[name=jumpHostId]').selectOption(jump ?? '');
+    await form.getByRole('button', { name: 'Create' }).click();
+    await form.waitFor({ state: 'detached' });
+    const hop = `${sshd.host}:${sshd.port} (jump host kh sshd, on the way to via kh)`;
+    const openVia = () => page.getByRole('treeitem', { name: /^via kh, SSH/ }).dblclick();
+    const pane = () => page.locator('.tab-panel:visible');
+
+    // A key trusted for the jump host that it does not offer.
+    await api.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: anotherKey().fingerprint });
+    await openVia();
+    const changed = pane().getByRole('alertdialog', { name: /has changed/ });
+    await changed.waitFor({ timeout: 20_000 });
+    expect(await changed.locator('h3').innerText()).toBe(`⚠ The host key of ${hop} has changed`);
+    await changed.getByRole('button', { name: 'Close tab' }).click();
+    await changed.waitFor({ state: 'detached' });
+    await api.call('hostkeys.forget', { kind: 'ssh', host: sshd.host, port: sshd.port });
+
+    await openVia();
+    const unknown = pane().getByRole('alertdialog', { name: /First connection/ });
+    await unknown.waitFor({ timeout: 20_000 });
+    expect(await unknown.locator('h3').innerText()).toBe(`First connection to ${hop}`);
+    await unknown.getByRole('button', { name: 'Trust and connect' }).click();
+    // The target is the same host:port, trusted now: no second question.
+    await expect.poll(() => page.locator('.tab.active').getAttribute('class'), { timeout: 20_000 }).toContain('open');
+    expect(await page.getByRole('alertdialog', { name: /First connection/ }).count()).toBe(0);
+  });
+
+  it('an import names the servers whose key differs, leaves out keys marked @revoked and stops trusting them, saying where', async () => {
+    const other = anotherKey();
+    const revoked = anotherKey();
+    const fresh = anotherKey();
+    await api.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
+    await api.call('hostkeys.trust', { kind: 'ssh', host: 'web01.example.com', port: 22, keyType: sshd.hostKeyType, fingerprint: revoked.fingerprint });
+    const path = join(files, 'known_hosts_findings');
+    writeFileSync(
+      path,
+      [`[${sshd.host}]:${sshd.port} ${other.line}`, `@revoked * ${revoked.line}`, `db2.example.com ${revoked.line}`, `new.example.com ${fresh.line}`, ''].join('\n'),
+    );
+
+    await page.getByRole('button', { name: 'Known hosts' }).click();
+    await dialog().getByRole('textbox', { name: 'known_hosts file of the host machine' }).fill(path);
+    await dialog().getByRole('button', { name: 'Import known_hosts' }).click();
+    const status = dialog().getByRole('status');
+    await expect.poll(() => status.innerText()).toContain(
+      'Imported 1 new host key; skipped 1 line (markers, wildcard patterns or not a key). 1 entry left out: their key is marked @revoked in the file. ' +
+        "Kept 1 trusted key the file has differently: a file never replaces a key Wraith trusts (forget it below to take the file's).",
+    );
+    // The server whose key differs, by name, with both keys: what the person has to look into.
+    const differing = status.locator('[data-finding=conflicting] li');
+    expect(await differing.count()).toBe(1);
+    expect(await differing.innerText()).toBe(`${sshd.host}:${sshd.port} ssh-ed25519: Wraith trusts ${sshd.hostKeyFingerprint}, the file has ${other.fingerprint}`);
+    // The key Wraith trusted that the file revokes: no longer trusted, and named.
+    const untrusted = status.locator('[data-finding=revoked] li');
+    expect(await untrusted.count()).toBe(1);
+    expect(await untrusted.innerText()).toBe(`web01.example.com:22 ssh-ed25519 ${revoked.fingerprint}`);
+
+    const hosts = await table().locator('tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-host')));
+    expect(hosts.sort()).toEqual([sshd.host, 'new.example.com']);
+    await dialog().getByRole('button', { name: 'Close' }).last().click();
+    await dialog().waitFor({ state: 'detached' });
   });
 });

@@ -313,7 +313,7 @@ test('wraith call makes a relative local path absolute from where it runs: the h
 
     const r = await cliIn(here, 'call', 'hostkeys.importKnownHosts', '{"path":"known_hosts"}');
     expect(r.stderr).toBe('');
-    expect(JSON.parse(r.stdout)).toEqual({ imported: 1, skipped: 0, conflicts: 0 });
+    expect(JSON.parse(r.stdout)).toEqual({ imported: 1, skipped: 0, conflicts: 0, conflicting: [], revoked: 0, revokedForgotten: [] });
     const list = await cliIn(here, 'call', 'hostkeys.list');
     expect(JSON.parse(list.stdout)).toContainEqual(expect.objectContaining({ host: 'cli-cwd.example', keyType: type }));
   } finally {

@@ -77,6 +77,9 @@ const serverEntries = async () => (await client.call('hostkeys.list')).filter((e
 
 const logins = () => sshd.readLog().split('userauth-request for user wraith-pw').length - 1;
 
+/** What an import has to say besides what it imported and skipped, when the file and Wraith agree on every key. */
+const noFindings = { conflicts: 0, conflicting: [], revoked: 0, revokedForgotten: [] };
+
 describe('OpenSSH known_hosts import', () => {
   test('a hashed entry from ssh-keyscan -H is trusted; markers, patterns and other lines are skipped', async () => {
     expect((await failure(client.call('ssh.open', { connectionId }))).code).toBe('EHOSTKEY_UNKNOWN');
@@ -96,7 +99,7 @@ describe('OpenSSH known_hosts import', () => {
         '',
       ].join('\n'),
     );
-    expect(await client.call('hostkeys.importKnownHosts', { path })).toEqual({ imported: 3, skipped: 3, conflicts: 0 });
+    expect(await client.call('hostkeys.importKnownHosts', { path })).toEqual({ imported: 3, skipped: 3, ...noFindings });
 
     const list = await client.call('hostkeys.list');
     const hashed = list.filter((e) => e.host.startsWith('|1|'));
@@ -107,7 +110,7 @@ describe('OpenSSH known_hosts import', () => {
     expect(await whoami()).toBe(sshd.users.password.username);
 
     // The same file again adds nothing.
-    expect(await client.call('hostkeys.importKnownHosts', { path })).toEqual({ imported: 0, skipped: 3, conflicts: 0 });
+    expect(await client.call('hostkeys.importKnownHosts', { path })).toEqual({ imported: 0, skipped: 3, ...noFindings });
   });
 
   test('a hashed entry is forgotten by the name hostkeys.list shows; the server is unknown again', async () => {
@@ -119,11 +122,9 @@ describe('OpenSSH known_hosts import', () => {
   });
 
   test('a different key for the server in known_hosts refuses the connection before the password is sent', async () => {
-    const keyDir = mkdtempSync(join(files, 'other-'));
-    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(keyDir, 'k')]);
-    const [type, b64] = readFileSync(join(keyDir, 'k.pub'), 'utf8').split(' ');
-    const path = write('known_hosts_changed', `[${sshd.host}]:${sshd.port} ${type} ${b64}\n`);
-    expect(await client.call('hostkeys.importKnownHosts', { path })).toEqual({ imported: 1, skipped: 0, conflicts: 0 });
+    const other = anotherKey();
+    const path = write('known_hosts_changed', `[${sshd.host}]:${sshd.port} ${other.line}\n`);
+    expect(await client.call('hostkeys.importKnownHosts', { path })).toEqual({ imported: 1, skipped: 0, ...noFindings });
 
     const before = logins();
     const err = await failure(client.call('ssh.open', { connectionId }));
@@ -131,8 +132,15 @@ describe('OpenSSH known_hosts import', () => {
     expect(err.details).toMatchObject({ fingerprint: sshd.hostKeyFingerprint });
     expect(logins()).toBe(before);
     // The server's real key in another file: Wraith keeps the key it trusts, and says it did.
-    const real = write('known_hosts_real', `[${sshd.host}]:${sshd.port} ${readFileSync(join(sshd.dir, 'host_ed25519.pub'), 'utf8').split(' ').slice(0, 2).join(' ')}\n`);
-    expect(await client.call('hostkeys.importKnownHosts', { path: real })).toEqual({ imported: 0, skipped: 0, conflicts: 1 });
+    // The server is named, with both keys: a differing key is what a man-in-the-middle looks like.
+    const real = write('known_hosts_real', `[${sshd.host}]:${sshd.port} ${serverKey()}\n`);
+    expect(await client.call('hostkeys.importKnownHosts', { path: real })).toEqual({
+      ...noFindings,
+      imported: 0,
+      skipped: 0,
+      conflicts: 1,
+      conflicting: [{ host: sshd.host, port: sshd.port, keyType: 'ssh-ed25519', fingerprint: other.fingerprint, fileFingerprint: sshd.hostKeyFingerprint }],
+    });
     expect((await failure(client.call('ssh.open', { connectionId }))).code).toBe('EHOSTKEY_CHANGED');
     await client.call('hostkeys.forget', { kind: 'ssh', host: sshd.host, port: sshd.port });
   });
@@ -145,7 +153,12 @@ describe('OpenSSH known_hosts import', () => {
 
     // The key the server offers, in a file hashed by ssh-keygen -H: its name is "[127.0.0.1]:port".
     const path = hashedFile('known_hosts_hashed_changed', `[${sshd.host}]:${sshd.port} ${serverKey()}`);
-    expect(await client.call('hostkeys.importKnownHosts', { path })).toEqual({ imported: 0, skipped: 0, conflicts: 1 });
+    // Named as Wraith trusts it: the file's hashed name stands for that server.
+    expect(await client.call('hostkeys.importKnownHosts', { path })).toMatchObject({
+      imported: 0,
+      conflicts: 1,
+      conflicting: [{ host: sshd.host, port: sshd.port, keyType: other.type, fingerprint: other.fingerprint, fileFingerprint: sshd.hostKeyFingerprint }],
+    });
     expect((await client.call('hostkeys.list')).filter((e) => e.host.startsWith('|1|'))).toEqual([]);
     const before = logins();
     expect((await failure(client.call('ssh.open', { connectionId }))).code).toBe('EHOSTKEY_CHANGED');
@@ -154,16 +167,26 @@ describe('OpenSSH known_hosts import', () => {
     // On port 22 the hashed name is the bare host.
     await client.call('hostkeys.trust', { kind: 'ssh', host: 'db9.example.com', port: 22, keyType: other.type, fingerprint: other.fingerprint });
     const port22 = hashedFile('known_hosts_hashed_22', `db9.example.com ${serverKey()}`);
-    expect(await client.call('hostkeys.importKnownHosts', { path: port22 })).toEqual({ imported: 0, skipped: 0, conflicts: 1 });
+    expect(await client.call('hostkeys.importKnownHosts', { path: port22 })).toMatchObject({
+      conflicts: 1,
+      conflicting: [{ host: 'db9.example.com', port: 22, keyType: other.type, fingerprint: other.fingerprint, fileFingerprint: sshd.hostKeyFingerprint }],
+    });
     await client.call('hostkeys.forget', { kind: 'ssh', host: 'db9.example.com', port: 22 });
     await client.call('hostkeys.forget', { kind: 'ssh', host: sshd.host, port: sshd.port });
   });
 
   test('a plain entry with another key for a server trusted by a hashed entry is a conflict too', async () => {
     const path = hashedFile('known_hosts_hashed_real', `[${sshd.host}]:${sshd.port} ${serverKey()}`);
-    expect(await client.call('hostkeys.importKnownHosts', { path })).toEqual({ imported: 1, skipped: 0, conflicts: 0 });
-    const plain = write('known_hosts_plain_other', `[${sshd.host}]:${sshd.port} ${anotherKey().line}\n`);
-    expect(await client.call('hostkeys.importKnownHosts', { path: plain })).toEqual({ imported: 0, skipped: 0, conflicts: 1 });
+    expect(await client.call('hostkeys.importKnownHosts', { path })).toEqual({ imported: 1, skipped: 0, ...noFindings });
+    const other = anotherKey();
+    const plain = write('known_hosts_plain_other', `[${sshd.host}]:${sshd.port} ${other.line}\n`);
+    expect(await client.call('hostkeys.importKnownHosts', { path: plain })).toEqual({
+      ...noFindings,
+      imported: 0,
+      skipped: 0,
+      conflicts: 1,
+      conflicting: [{ host: sshd.host, port: sshd.port, keyType: 'ssh-ed25519', fingerprint: sshd.hostKeyFingerprint, fileFingerprint: other.fingerprint }],
+    });
     expect(await whoami()).toBe(sshd.users.password.username);
     await client.call('hostkeys.forget', { kind: 'ssh', host: sshd.host, port: sshd.port });
     expect(await serverEntries()).toEqual([]);
@@ -196,6 +219,40 @@ describe('OpenSSH known_hosts import', () => {
     expect(await serverEntries()).toEqual([]);
   });
 
+  test('a key the file marks @revoked is imported for no host, under whatever name it stands', async () => {
+    // The server's own key, revoked on a line for some other host: OpenSSH's "must not ever be accepted".
+    const [hashedLine] = readFileSync(hashedFile('known_hosts_revoked_hashed', `[${sshd.host}]:${sshd.port} ${serverKey()}`), 'utf8').trim().split('\n');
+    const other = anotherKey();
+    const path = write(
+      'known_hosts_revoked',
+      [`@revoked [${sshd.host}]:47999 ${serverKey()}`, `web01.example.com,10.0.0.5 ${serverKey()}`, hashedLine, `db7.example.com ${other.line}`, ''].join('\n'),
+    );
+    expect(await client.call('hostkeys.importKnownHosts', { path })).toEqual({ ...noFindings, imported: 1, skipped: 1, revoked: 3 });
+    expect((await serverEntries()).map((e) => [e.host, e.fingerprint])).toEqual([['db7.example.com', other.fingerprint]]);
+    // Nothing vouches for the server's key: it is a first connection again, and nothing was sent.
+    const before = logins();
+    expect((await failure(client.call('ssh.open', { connectionId }))).code).toBe('EHOSTKEY_UNKNOWN');
+    expect(logins()).toBe(before);
+    await client.call('hostkeys.forget', { kind: 'ssh', host: 'db7.example.com', port: 22 });
+  });
+
+  test('a key Wraith trusts that the file marks @revoked is no longer trusted, and the import names where', async () => {
+    await client.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
+    expect(await whoami()).toBe(sshd.users.password.username);
+
+    const path = write('known_hosts_revokes_trusted', `@revoked * ${serverKey()}\n`);
+    expect(await client.call('hostkeys.importKnownHosts', { path })).toEqual({
+      ...noFindings,
+      imported: 0,
+      skipped: 1,
+      revokedForgotten: [{ host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint }],
+    });
+    expect(await serverEntries()).toEqual([]);
+    const before = logins();
+    expect((await failure(client.call('ssh.open', { connectionId }))).code).toBe('EHOSTKEY_UNKNOWN');
+    expect(logins()).toBe(before);
+  });
+
   test('hostkeys.matchHashed finds the hashed entries a host name stands for', async () => {
     const path = hashedFile('known_hosts_hashed_match', `[${sshd.host}]:${sshd.port},db9.example.com ${serverKey()}`);
     expect(await client.call('hostkeys.importKnownHosts', { path })).toMatchObject({ imported: 2 });
@@ -218,6 +275,6 @@ describe('OpenSSH known_hosts import', () => {
     expect(folder.message).toBe(`${dir} is a folder: give an OpenSSH known_hosts file.`);
 
     const config = write('ssh_config', 'Host web01\n  HostName 10.0.0.5\n  IdentityFile ~/.ssh/id_ed25519 extra\n');
-    expect(await client.call('hostkeys.importKnownHosts', { path: config })).toEqual({ imported: 0, skipped: 3, conflicts: 0 });
+    expect(await client.call('hostkeys.importKnownHosts', { path: config })).toEqual({ imported: 0, skipped: 3, ...noFindings });
   });
 });

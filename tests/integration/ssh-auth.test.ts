@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { type AddressInfo, connect, createServer } from 'node:net';
+import { type AddressInfo, type Socket, connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ContractClient } from '../../src-main/common/client.js';
@@ -340,6 +340,86 @@ describe('auth methods', () => {
     const e2 = await failure(client.call('ssh.open', { connectionId: nowhere }));
     expect(e2.code).toBe('EIO');
     expect(e2.message).toMatch(/does not resolve/);
+  });
+});
+
+describe('a port that is not an SSH server', () => {
+  /** A TCP server on 127.0.0.1 that does `onConnection` with each connection; closed after `body`. */
+  async function withServer(onConnection: (socket: Socket) => void, body: (port: number) => Promise<void>): Promise<void> {
+    const server = createServer((socket) => {
+      socket.on('error', () => undefined); // the client hangs up as it likes
+      onConnection(socket);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      await body((server.address() as AddressInfo).port);
+    } finally {
+      server.close();
+    }
+  }
+  const open = async (port: number) => failure(client.call('ssh.open', { connectionId: await connection({ name: 'http', port, authMethod: 'password', secrets: { password: 'x' } }) }));
+
+  test('one that answers as something else is named by what it said', async () => {
+    // A web server: it reads ssh2's "SSH-2.0-…" line as a bad request, says so and closes.
+    await withServer(
+      (socket) => socket.once('data', () => socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n')),
+      async (port) => {
+        const err = await open(port);
+        expect(err.code).toBe('EIO');
+        expect(err.message).toBe(`127.0.0.1:${port} answered, but not as an SSH server (http): it said "HTTP/1.1 400 Bad Request". Is the port right?`);
+      },
+    );
+    // A binary protocol: nothing readable to quote.
+    await withServer(
+      (socket) => socket.end(Buffer.from([0x16, 0x03, 0x01, 0x00, 0x02, 0x02, 0x28])),
+      async (port) => {
+        expect((await open(port)).message).toBe(`127.0.0.1:${port} answered, but not as an SSH server (http). Is the port right?`);
+      },
+    );
+  });
+
+  test('one that answers as something else and then waits is named too, not taken for a slow SSH server', async () => {
+    // A service of its own with a short answer timeout (1.5 s, where the app's is 20 s).
+    const ssh = new SshService({
+      bus: app.bus,
+      sessions: app.sessions,
+      terminals: app.terminals,
+      connections: app.connections,
+      hostKeys: app.hostKeys,
+      ringBufferBytes: () => 1 << 20,
+      keepaliveIntervalMs: () => 0,
+      readyTimeoutMs: 1500,
+    });
+    try {
+      // A mail server: it greets, answers ssh2's line as an unknown command, and waits for the next.
+      await withServer(
+        (socket) => {
+          socket.write('220 mail.example.com ESMTP\r\n');
+          socket.on('data', () => socket.write('500 5.5.2 Syntax error, command unrecognized\r\n'));
+        },
+        async (port) => {
+          const connectionId = await connection({ name: 'smtp', port, authMethod: 'password', secrets: { password: 'x' } });
+          const err = await failure(ssh.open({ connectionId, cols: 80, rows: 24 }, undefined, 'test'));
+          expect(err.code).toBe('EIO');
+          expect(err.message).toBe(`127.0.0.1:${port} answered, but not as an SSH server (smtp): it said "220 mail.example.com ESMTP". Is the port right?`);
+        },
+      );
+    } finally {
+      ssh.dispose();
+    }
+  });
+
+  test('one that closes without a word says it closed before the SSH greeting', async () => {
+    await withServer(
+      (socket) => socket.end(),
+      async (port) => {
+        const err = await open(port);
+        expect(err.code).toBe('EIO');
+        expect(err.message).toBe(
+          `127.0.0.1:${port} closed the connection before the SSH greeting (http): is an SSH server listening on that port, and does it take connections from here?`,
+        );
+      },
+    );
   });
 });
 

@@ -509,10 +509,18 @@ describe('jump host', () => {
       secrets: { password: sshd.users.password.password },
     });
 
-    // The jump host's key is unknown: refused at the first hop.
+    // The jump host's key is unknown: refused at the first hop, which the question names: the
+    // person opened db01, and is asked about some other host:port first.
     const e1 = await failure(client.call('ssh.open', { connectionId: target.id }));
     expect(e1.code).toBe('EHOSTKEY_UNKNOWN');
-    expect(e1.details).toMatchObject({ port: jump.port, fingerprint: jump.hostKeyFingerprint, connectionName: 'bastion' });
+    expect(e1.details).toMatchObject({ port: jump.port, fingerprint: jump.hostKeyFingerprint, connectionName: 'bastion', jumpHostFor: 'db01' });
+    expect(e1.message).toContain(`The host key of ${jump.host}:${jump.port} (jump host bastion, on the way to db01) is not known yet.`);
+    // A key trusted for the jump host that it does not offer: the warning names the hop too.
+    await client.call('hostkeys.trust', { kind: 'ssh', host: jump.host, port: jump.port, keyType: jump.hostKeyType, fingerprint: `SHA256:${'A'.repeat(43)}` });
+    const changed = await failure(client.call('ssh.open', { connectionId: target.id }));
+    expect(changed.code).toBe('EHOSTKEY_CHANGED');
+    expect(changed.details).toMatchObject({ port: jump.port, connectionName: 'bastion', jumpHostFor: 'db01' });
+    expect(changed.message).toContain(`Host key for ${jump.host}:${jump.port} (jump host bastion, on the way to db01) changed`);
     await client.call('hostkeys.trust', { kind: 'ssh', host: jump.host, port: jump.port, keyType: jump.hostKeyType, fingerprint: jump.hostKeyFingerprint });
 
     // The target's key is checked too, through the tunnel.
@@ -520,6 +528,9 @@ describe('jump host', () => {
     const e2 = await failure(client.call('ssh.open', { connectionId: target.id }));
     expect(e2.code).toBe('EHOSTKEY_UNKNOWN');
     expect(e2.details).toMatchObject({ port: sshd.port, fingerprint: sshd.hostKeyFingerprint, connectionName: 'db01' });
+    // The target is the connection opened: no hop to name.
+    expect(e2.details).not.toHaveProperty('jumpHostFor');
+    expect(e2.message).toContain(`The host key of ${sshd.host}:${sshd.port} (db01) is not known yet.`);
     await client.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
 
     const { sessionId } = await client.call('ssh.open', { connectionId: target.id });

@@ -54,6 +54,26 @@ const TrustInput = Target.extend({
   return { ...t, fingerprint };
 });
 
+/**
+ * A server's key as an import speaks of it: host and port, or, where the file and Wraith both know
+ * the server only by a hashed known_hosts name, that name ("|1|…") and port 0.
+ */
+const KnownHostsKey = z.object({ host: z.string(), port: z.number().int(), keyType: z.string(), fingerprint: z.string() });
+
+export const KnownHostsImport = z.object({
+  imported: z.number().int(),
+  skipped: z.number().int(),
+  /** How many entries `conflicting` lists (kept for callers that only count). */
+  conflicts: z.number().int(),
+  /** Where the file has another key than the one Wraith trusts (Wraith's is kept): `fingerprint` is Wraith's, `fileFingerprint` the file's. */
+  conflicting: z.array(KnownHostsKey.extend({ fileFingerprint: z.string() })),
+  /** Entries of the file left out: their key is marked @revoked in the same file. */
+  revoked: z.number().int(),
+  /** Keys Wraith trusted that the file marks @revoked: no longer trusted (the next connection asks again). */
+  revokedForgotten: z.array(KnownHostsKey),
+});
+export type KnownHostsImport = z.infer<typeof KnownHostsImport>;
+
 export const hostkeysMethods = {
   'hostkeys.list': method(Empty.optional(), z.array(HostKeyEntry), 'Trusted SSH host keys and RDP certificates.'),
   'hostkeys.trust': method(
@@ -76,9 +96,11 @@ export const hostkeysMethods = {
   ),
   'hostkeys.importKnownHosts': method(
     z.object({ path: z.string().min(1).max(4096).optional() }).optional(),
-    z.object({ imported: z.number().int(), skipped: z.number().int(), conflicts: z.number().int() }),
+    KnownHostsImport,
     'Imports an OpenSSH known_hosts file of the host machine (default ~/.ssh/known_hosts; "~/" is expanded), hashed entries included. ' +
       'imported counts new host/key pairs (keys already trusted are not counted); skipped counts @cert-authority/@revoked lines, wildcard patterns and unreadable lines; ' +
-      'conflicts counts keys the file has for a host and key type where Wraith trusts a different key (Wraith keeps its own; forget it to take the file\'s).',
+      'conflicting lists the servers (host, port, key type) for which the file has another key than the one Wraith trusts, conflicts counts them ' +
+      '(Wraith keeps its own; forget it to take the file\'s). A key the file marks @revoked is imported for no host (revoked counts the entries left out), ' +
+      'and no longer trusted where Wraith trusted it (revokedForgotten lists those).',
   ),
 };

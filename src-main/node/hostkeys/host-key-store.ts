@@ -1,5 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
-import type { HostKeyEntry } from '../../common/contract/hostkeys.js';
+import type { HostKeyEntry, KnownHostsImport } from '../../common/contract/hostkeys.js';
 import { WraithError } from '../../common/errors.js';
 import type { Db } from '../db/database.js';
 import { readLocalFileSync } from '../local-files.js';
@@ -111,8 +111,12 @@ export class HostKeyStore {
     return hashed.map((r) => r.host).filter((h) => names.some((n) => hashedNameMatches(h, n)));
   }
 
-  /** Imports an OpenSSH known_hosts file: plain, "[host]:port", comma lists and hashed entries. */
-  importKnownHosts(file = '~/.ssh/known_hosts'): { imported: number; skipped: number; conflicts: number } {
+  /**
+   * Imports an OpenSSH known_hosts file: plain, "[host]:port", comma lists and hashed entries. A key
+   * the file marks @revoked is a key that must never be accepted: it is imported for no host,
+   * whatever host its @revoked line names, and where Wraith trusts it, it is trusted no longer.
+   */
+  importKnownHosts(file = '~/.ssh/known_hosts'): KnownHostsImport {
     let text: string;
     try {
       text = readLocalFileSync(file, { maxBytes: MAX_KNOWN_HOSTS_BYTES, what: 'an OpenSSH known_hosts file' }).toString('utf8');
@@ -124,38 +128,52 @@ export class HostKeyStore {
       `INSERT OR IGNORE INTO known_hosts (kind, host, port, key_type, fingerprint, hashed, source, added_at)
        VALUES ('ssh', ?, ?, ?, ?, ?, 'known_hosts', ?)`,
     );
-    const byName = this.db.prepare(`SELECT fingerprint FROM known_hosts WHERE kind = 'ssh' AND host = ? AND port = ? AND key_type = ?`);
+    const byName = this.db.prepare(`SELECT * FROM known_hosts WHERE kind = 'ssh' AND host = ? AND port = ? AND key_type = ?`);
     const ofType = this.db.prepare(`SELECT * FROM known_hosts WHERE kind = 'ssh' AND hashed = ? AND key_type = ?`);
     /**
      * The keys of this type Wraith trusts for the server an entry names, under any name: a plain
      * entry is also looked up among the hashed names, and a hashed one among the servers trusted by
      * name (the hashed name of each) — else a file could add a second key for a trusted server.
      */
-    const trustedFor = (host: string, port: number, keyType: string): string[] => {
-      const same = (byName.all(host, port, keyType) as { fingerprint: string }[]).map((r) => r.fingerprint);
+    const trustedFor = (host: string, port: number, keyType: string): Row[] => {
+      const same = byName.all(host, port, keyType) as Row[];
       const other = ofType.all(port === 0 ? 0 : 1, keyType) as Row[];
       const matches = port === 0 ? (r: Row) => hashedNameMatches(host, knownHostsName(r.host, r.port)) : (r: Row) => hashedNameMatches(r.host, knownHostsName(host, port));
-      return [...same, ...other.filter(matches).map((r) => r.fingerprint)];
+      return [...same, ...other.filter(matches)];
     };
+    const lines = text.split('\n').map((raw) => raw.trim().split(/\s+/));
+    const revokedKeys = new Set<string>();
+    for (const [marker, , keyType = '', b64 = ''] of lines) {
+      const blob = marker === '@revoked' ? keyBlob(keyType, b64) : null;
+      if (blob) revokedKeys.add(sshFingerprint(blob));
+    }
     const now = new Date().toISOString();
     let imported = 0;
     let skipped = 0;
+    let revoked = 0;
     // The file's key where Wraith trusts another of the same type: Wraith's is kept (a file never
-    // replaces a trusted key), and the count says so rather than "nothing new".
-    let conflicts = 0;
+    // replaces a trusted key), and the server is named: a differing key is what a man-in-the-middle
+    // looks like, which the person has to look into.
+    const conflicting: KnownHostsImport['conflicting'] = [];
     const add = (host: string, port: number, keyType: string, fp: string, hashed: 0 | 1) => {
+      if (revokedKeys.has(fp)) {
+        revoked++;
+        return;
+      }
       const trusted = trustedFor(host, port, keyType);
-      if (trusted.includes(fp)) return;
-      if (trusted.length > 0) conflicts++;
+      if (trusted.some((r) => r.fingerprint === fp)) return;
+      const kept = trusted[0];
+      // Named by whichever side can be read: a hashed entry of the file for a server trusted by name is that server.
+      if (kept) conflicting.push({ ...(hashed && !kept.hashed ? { host: kept.host, port: kept.port } : { host, port }), keyType, fingerprint: kept.fingerprint, fileFingerprint: fp });
       else if (put.run(host, port, keyType, fp, hashed, now).changes > 0) imported++;
     };
-    this.db.transaction(() => {
-      for (const raw of text.split('\n')) {
-        const line = raw.trim();
-        if (!line || line.startsWith('#')) continue;
-        const parts = line.split(/\s+/);
-        // A marker (@cert-authority, @revoked) changes the meaning; we do not import those.
-        if (parts[0]?.startsWith('@') || parts.length < 3) {
+    const revokedForgotten = this.db.transaction(() => {
+      const forgotten = this.forgetFingerprints([...revokedKeys]);
+      for (const parts of lines) {
+        if (!parts[0] || parts[0].startsWith('#')) continue;
+        // A marker (@cert-authority, @revoked) changes the meaning; we do not import those (a
+        // revoked key is kept out of every other entry above).
+        if (parts[0].startsWith('@') || parts.length < 3) {
           skipped++;
           continue;
         }
@@ -182,8 +200,21 @@ export class HostKeyStore {
           add(m?.[1] ?? h, port, keyType, fp, 0);
         }
       }
+      return forgotten;
     })();
-    return { imported, skipped, conflicts };
+    return { imported, skipped, conflicts: conflicting.length, conflicting, revoked, revokedForgotten };
+  }
+
+  /** Forgets the SSH keys with these fingerprints, whatever host they were trusted for, and says which those were. */
+  private forgetFingerprints(fingerprints: string[]): KnownHostsImport['revokedForgotten'] {
+    const forgotten: KnownHostsImport['revokedForgotten'] = [];
+    const find = this.db.prepare(`SELECT * FROM known_hosts WHERE kind = 'ssh' AND fingerprint = ? ORDER BY host, port`);
+    const remove = this.db.prepare(`DELETE FROM known_hosts WHERE kind = 'ssh' AND fingerprint = ?`);
+    for (const fp of fingerprints) {
+      for (const r of find.all(fp) as Row[]) forgotten.push({ host: r.host, port: r.port, keyType: r.key_type, fingerprint: r.fingerprint });
+      remove.run(fp);
+    }
+    return forgotten;
   }
 
   /**

@@ -1,5 +1,6 @@
 import { WraithError } from '../../common/errors.js';
 import { hostAndPort } from '../../common/host-address.js';
+import type { ServerSaid } from './server-words.js';
 
 export interface HopLabel {
   name: string;
@@ -15,14 +16,21 @@ export function label(hop: HopLabel): string {
 
 /**
  * Turns what ssh2 or the socket reported into a stable code and a message a person can act on.
- * Never includes secrets: ssh2 errors do not carry them and we add none.
+ * Never includes secrets: ssh2 errors do not carry them and we add none. `said`: what the server
+ * sent before any SSH identification (ServerWords), which tells a port that is not SSH.
  */
-export function mapConnectError(err: unknown, hop: HopLabel): WraithError {
+export function mapConnectError(err: unknown, hop: HopLabel, said?: ServerSaid): WraithError {
   if (err instanceof WraithError) return err;
   const e = err instanceof Error ? err : new Error(String(err));
   const code = stringProp(e, 'code');
   const level = stringProp(e, 'level');
   const where = hostAndPort(hop.host, hop.port);
+  // Whatever went wrong after that (it closed, it waited, ssh2 could not parse it), the person's
+  // fix is the same: the port, or the address, is not an SSH server's.
+  if (said?.kind === 'other') {
+    const what = said.firstLine ? `: it said "${said.firstLine}"` : '';
+    return new WraithError('EIO', `${where} answered, but not as an SSH server (${hop.name})${what}. Is the port right?`, { host: hop.host, port: hop.port });
+  }
   if (level === 'client-authentication') {
     return new WraithError(
       'EAUTH',
@@ -50,6 +58,14 @@ export function mapConnectError(err: unknown, hop: HopLabel): WraithError {
     case 'ECONNRESET':
       return new WraithError('EIO', `${where} closed the connection during login (${hop.name}).`, { host: hop.host, port: hop.port });
     default:
+      // ssh2's word for a server that closed before sending its SSH identification.
+      if (said?.kind === 'nothing' && /before handshake/i.test(e.message)) {
+        return new WraithError(
+          'EIO',
+          `${where} closed the connection before the SSH greeting (${hop.name}): is an SSH server listening on that port, and does it take connections from here?`,
+          { host: hop.host, port: hop.port },
+        );
+      }
       return new WraithError('EIO', `SSH to ${label(hop)} failed: ${e.message || 'unknown error'}.`, { host: hop.host, port: hop.port });
   }
 }

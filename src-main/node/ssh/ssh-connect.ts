@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { connect as tcpConnect } from 'node:net';
 import type { Duplex } from 'node:stream';
 import ssh2, { type AnyAuthMethod, type AuthHandlerMiddleware, Client, type Prompt } from 'ssh2';
 import { type CredentialNeed, MAX_LOGIN_TRIES } from '../../common/contract/ssh.js';
@@ -10,6 +11,7 @@ import { type HostKeyStore, sshFingerprint } from '../hostkeys/host-key-store.js
 import { readLocalFileSync } from '../local-files.js';
 import type { EventBus } from '../router.js';
 import { type HopLabel, label, mapConnectError } from './errors.js';
+import { ServerWords } from './server-words.js';
 
 // ssh2 is CommonJS: Node's ESM loader cannot see `utils` as a named export.
 const { utils } = ssh2;
@@ -185,8 +187,17 @@ function forwardableAgent(conn: ResolvedConnection): string {
  * checked against the store in ssh2's hostVerifier, which runs during key exchange — before the
  * userauth service is even requested, so no credential can leave on an unknown or changed key.
  */
-export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: Duplex, signal?: AbortSignal, opts: { isTarget?: boolean } = {}): Promise<Client> {
+export function connectHop(
+  deps: ConnectDeps,
+  conn: ResolvedConnection,
+  sock?: Duplex,
+  signal?: AbortSignal,
+  opts: { isTarget?: boolean; jumpHostFor?: string } = {},
+): Promise<Client> {
   const hop = hopOf(conn);
+  // A jump host's key is asked about before the target's: the question says which hop it is, as
+  // the host:port alone is often an address the person does not know by heart.
+  const hopName = opts.jumpHostFor ? `jump host ${conn.name}, on the way to ${opts.jumpHostFor}` : conn.name;
   // Fail fast on what we can tell locally — except a missing or wrong password / passphrase,
   // which is reported from the auth step below: by then the host key has been checked, so the
   // person is asked about the server's identity first and types a secret only for a known server.
@@ -195,12 +206,14 @@ export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: D
   const agentToForward = opts.isTarget && conn.sshOptions.agentForward ? forwardableAgent(conn) : undefined;
   return new Promise<Client>((resolve, reject) => {
     const client = new Client();
+    const serverWords = new ServerWords();
     let failure: WraithError | null = null;
     let settled = false;
     const finish = (err: WraithError | null) => {
       if (settled) return;
       settled = true;
       clock.stop();
+      serverWords.stop();
       signal?.removeEventListener('abort', onAbort);
       client.removeListener('ready', onReady);
       if (err) {
@@ -216,7 +229,7 @@ export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: D
     const onAbort = () => finish(new WraithError('ECANCELLED', `Connecting to ${conn.name} was cancelled.`));
     // What ssh2 reports when its readyTimeout runs out, so the message stays the same.
     const clock = new AnswerClock(deps.readyTimeoutMs, () =>
-      finish(mapConnectError(Object.assign(new Error('Timed out while waiting for handshake'), { level: 'client-timeout' }), hop)),
+      finish(mapConnectError(Object.assign(new Error('Timed out while waiting for handshake'), { level: 'client-timeout' }), hop, serverWords.said)),
     );
     signal?.addEventListener('abort', onAbort, { once: true });
     if (signal?.aborted) return onAbort();
@@ -227,7 +240,7 @@ export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: D
       (passwordTried || passwordUsedForKi) && Reflect.get(err, 'level') === 'client-authentication'
         ? credentialError(conn, 'credential-rejected', 'password', `${label(hop)} refused the login with that password: permission denied, please try again.`)
         : null;
-    client.on('error', (err) => finish(failure ?? refusedPassword(err) ?? mapConnectError(err, hop)));
+    client.on('error', (err) => finish(failure ?? refusedPassword(err) ?? mapConnectError(err, hop, serverWords.said)));
     client.once('close', () => finish(failure ?? new WraithError('EIO', `${label(hop)} closed the connection during login.`)));
 
     const kiPrompt = (name: string, instructions: string, _lang: string, prompts: Prompt[], done: (a: string[]) => void) => {
@@ -300,11 +313,14 @@ export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: D
     };
 
     const keepalive = deps.keepaliveIntervalMs(conn);
+    // The first hop's socket is ours (dialled as ssh2 would dial it), so what the server says can
+    // be listened to: ssh2 keeps its own socket to itself.
+    const stream = sock ?? tcpConnect({ host: conn.host, port: conn.port });
     client.connect({
       host: conn.host,
       port: conn.port,
       username: conn.username,
-      ...(sock ? { sock } : {}),
+      sock: stream,
       // ssh2 then asks for agent forwarding on every session channel of this connection. Only
       // the authHandler above decides which auth methods are tried, so this adds no agent auth.
       ...(agentToForward ? { agent: agentToForward, agentForward: true } : {}),
@@ -317,17 +333,26 @@ export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: D
         const fingerprint = sshFingerprint(key);
         const verdict = deps.hostKeys.check('ssh', conn.host, conn.port, keyType, fingerprint);
         if (verdict.status === 'trusted') return true;
-        const details = { host: conn.host, port: conn.port, keyType, fingerprint, connectionId: conn.id, connectionName: conn.name };
+        const details = {
+          host: conn.host,
+          port: conn.port,
+          keyType,
+          fingerprint,
+          connectionId: conn.id,
+          connectionName: conn.name,
+          // The connection being opened, when this hop is a jump host on the way to it.
+          ...(opts.jumpHostFor ? { jumpHostFor: opts.jumpHostFor } : {}),
+        };
         failure =
           verdict.status === 'unknown'
             ? new WraithError(
                 'EHOSTKEY_UNKNOWN',
-                `The host key of ${hostAndPort(conn.host, conn.port)} (${conn.name}) is not known yet. Check its fingerprint ${fingerprint} (${keyType}) and trust it to connect.`,
+                `The host key of ${hostAndPort(conn.host, conn.port)} (${hopName}) is not known yet. Check its fingerprint ${fingerprint} (${keyType}) and trust it to connect.`,
                 details,
               )
             : new WraithError(
                 'EHOSTKEY_CHANGED',
-                `Host key for ${hostAndPort(conn.host, conn.port)} (${conn.name}) changed — possible man-in-the-middle; nothing was sent. ` +
+                `Host key for ${hostAndPort(conn.host, conn.port)} (${hopName}) changed — possible man-in-the-middle; nothing was sent. ` +
                   `Known: ${verdict.knownFingerprint}, now offered: ${fingerprint}. If the server was really reinstalled, forget the old key and trust the new one.`,
                 { ...details, knownFingerprint: verdict.knownFingerprint, knownKeyType: verdict.knownKeyType },
               );
@@ -335,6 +360,7 @@ export function connectHop(deps: ConnectDeps, conn: ResolvedConnection, sock?: D
       },
       authHandler,
     });
+    serverWords.listen(stream);
     clock.run();
     // ssh2 leaves Nagle's algorithm on. Our small packets (SFTP READ requests, channel window
     // adjusts, keystrokes) then wait for the ACK of the previous small one, which the server's
@@ -417,12 +443,14 @@ function asDialled(conn: ResolvedConnection): ResolvedConnection {
  */
 export async function connectChain(deps: ConnectDeps, chain: ResolvedConnection[], signal?: AbortSignal): Promise<Client[]> {
   const order = chain.map(asDialled).reverse();
+  const target = chain[0]?.name;
   const clients: Client[] = [];
   try {
     let prev: { client: Client; conn: ResolvedConnection } | null = null;
     for (const [i, conn] of order.entries()) {
       const sock: Duplex | undefined = prev ? await forwardTo(prev.client, prev.conn, conn) : undefined;
-      const client = await connectHop(deps, conn, sock, signal, { isTarget: i === order.length - 1 });
+      const isTarget = i === order.length - 1;
+      const client = await connectHop(deps, conn, sock, signal, isTarget ? { isTarget } : { jumpHostFor: target });
       clients.push(client);
       prev = { client, conn };
     }
