@@ -10,10 +10,13 @@
  * in its dialog with the reason; the path bar keeps a folder it may not list, with the reason; an
  * upload does not replace another user's file the login may not write (a folder upload names it
  * and sends the rest); a link to nowhere is left out of a zip and named; the sort order and
- * "Show hidden files" outlast the panel closing and the page reloading.
+ * "Show hidden files" outlast the panel closing and the page reloading; files dropped with a
+ * folder that cannot be made still go, the folder's named with the reason; a file opened through
+ * a link saves again and again; a file that cannot be edited offers its download; links to
+ * folders and links to nowhere look like neither folders nor working links.
  */
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -106,6 +109,24 @@ async function recordToasts(): Promise<() => Promise<string[]>> {
     new MutationObserver(take).observe(document.body, { childList: true, subtree: true, characterData: true });
   });
   return () => page.evaluate(() => [...(window.toastsSeen ?? [])]);
+}
+
+/**
+ * Drops files and folders of this machine on `target` as a desktop drag does: through Chromium's
+ * own drag and drop (CDP), so that a folder arrives as a folder entry, which a DataTransfer made
+ * in the page cannot hold.
+ */
+async function dropLocal(target: Locator, paths: string[]): Promise<void> {
+  const box = await target.boundingBox();
+  if (!box) throw new Error('the drop target is not on screen');
+  const at = { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+  const cdp = await page.context().newCDPSession(page);
+  try {
+    const data = { items: [], files: paths, dragOperationsMask: 1 };
+    for (const type of ['dragEnter', 'dragOver', 'drop'] as const) await cdp.send('Input.dispatchDragEvent', { type, ...at, data });
+  } finally {
+    await cdp.detach();
+  }
 }
 
 beforeAll(async () => {
@@ -252,6 +273,47 @@ describe('the Files panel, polished', () => {
     await row('here.txt').waitFor({ timeout: 20_000 });
     expect(readFileSync(remote('here.txt'), 'utf8')).toBe('here.txt by drag and drop\n');
     expect(existsSync(remote('inbox', 'here.txt'))).toBe(false);
+  });
+
+  it('sends what it can of files dropped with a folder that cannot be made, and names the rest with the reason', async () => {
+    await showFolder();
+    const toasts = await recordToasts();
+    const notUploaded = async () => (await toasts()).filter((t) => t.includes('did not upload'));
+    // Dropped: a folder and a loose file, as from a file manager.
+    const local = join(localDir, 'drop-mix');
+    mkdirSync(join(local, 'tree', 'sub'), { recursive: true });
+    writeFileSync(join(local, 'tree', 'a.txt'), 'alpha\n');
+    writeFileSync(join(local, 'tree', 'sub', 'b.txt'), 'beta\n');
+    writeFileSync(join(local, 'loose.txt'), 'loose\n');
+    const dropped = [join(local, 'tree'), join(local, 'loose.txt')];
+    const me = accountIds(sshd.users.password.username);
+    mkdirSync(remote('mixed'));
+    chownSync(remote('mixed'), me.uid, me.gid);
+    mkdirSync(remote('rodir'), { mode: 0o755 }); // root's, as the tests run: the login may not write in it
+    try {
+      // Where a file holds the folder's name: the folder cannot be made, the loose file goes.
+      put(remote('mixed', 'tree'), 'a file named tree\n');
+      await refresh();
+      await dropLocal(row('mixed').locator('.entry-name'), dropped);
+      await expect.poll(() => existsSync(remote('mixed', 'loose.txt')) && readFileSync(remote('mixed', 'loose.txt'), 'utf8'), { timeout: 20_000 }).toBe('loose\n');
+      await expect.poll(notUploaded).toHaveLength(1);
+      const [named] = await notUploaded();
+      expect(named).toMatch(/^2 of 3 files did not upload\. /);
+      const why = `Cannot create ${remote('mixed', 'tree')}: ${remote('mixed', 'tree')} exists and is not a folder.`;
+      expect(named).toContain(`tree/a.txt: ${why}`);
+      expect(named).toContain(`tree/sub/b.txt: ${why}`);
+      expect(readFileSync(remote('mixed', 'tree'), 'utf8')).toBe('a file named tree\n');
+
+      // Where the login may write nothing: the folder's files are named, and the loose file is
+      // tried and refused in words of its own, rather than nothing said of it.
+      await dropLocal(row('rodir').locator('.entry-name'), dropped);
+      await expect.poll(notUploaded).toHaveLength(2);
+      expect((await notUploaded())[1]).toMatch(new RegExp(`^2 of 3 files did not upload\\. .*tree/a\\.txt: Cannot create directory ${remote('rodir', 'tree')}: permission denied`));
+      await expect.poll(async () => (await toasts()).some((t) => t.startsWith(`Could not upload loose.txt: Cannot write ${remote('rodir', 'loose.txt')}: the folder ${remote('rodir')} is not writable`))).toBe(true);
+    } finally {
+      rmSync(remote('mixed'), { recursive: true, force: true });
+      rmSync(remote('rodir'), { recursive: true, force: true });
+    }
   });
 
   it('refuses a file dropped where nothing takes it (the status bar): the browser does not open it in place of Wraith', async () => {
@@ -567,6 +629,87 @@ describe('the Files panel, polished', () => {
     } finally {
       await closeEditor(editor);
     }
+  });
+
+  it('saves a file opened through a link (sites-enabled/*) again and again: its size in the toast, no false conflict, the link kept', async () => {
+    await showFolder();
+    put(remote('with space.txt'), 'server {}\n');
+    symlinkSync('with space.txt', remote('link-to-file'));
+    await refresh();
+    await row('link-to-file').locator('.entry-name').dblclick();
+    const editor = page.getByRole('dialog', { name: 'Edit link-to-file' });
+    const text = editor.getByRole('textbox', { name: 'Contents of link-to-file' });
+    try {
+      await expect.poll(() => editorText(editor)).toBe('server {}\n');
+      const toasts = await recordToasts();
+      await text.press('Control+End');
+      await text.pressSequentially('listen 80;\n');
+      await text.press('Control+s');
+      // The file's 21 bytes, not the link's 14.
+      await expect.poll(toasts).toContain('Saved link-to-file (21 B).');
+      await text.pressSequentially('listen 443;\n');
+      await text.press('Control+s');
+      await expect.poll(toasts).toContain('Saved link-to-file (33 B).');
+      expect(await editor.getByRole('alert').count()).toBe(0);
+      expect(readFileSync(remote('with space.txt'), 'utf8')).toBe('server {}\nlisten 80;\nlisten 443;\n');
+      expect(readlinkSync(remote('link-to-file'))).toBe('with space.txt');
+    } finally {
+      await closeEditor(editor);
+    }
+  });
+
+  it('says once why a file cannot be edited here, and its Download button downloads it', async () => {
+    await showFolder();
+    const bytes = Buffer.concat([Buffer.from('PNG\0\x01'), Buffer.alloc(3000, 7)]);
+    put(remote('image.bin'), bytes);
+    put(remote('big.log'), Buffer.alloc(6 * 1024 * 1024, 'a'));
+    await refresh();
+
+    await row('big.log').locator('.entry-name').dblclick();
+    const big = page.getByRole('dialog', { name: 'Edit big.log' });
+    const bigAlert = big.getByRole('alert');
+    await expect.poll(() => bigAlert.innerText().catch(() => '')).toContain('more than the');
+    // Said once (the host's reason ends "download it instead"), and the button does it.
+    expect((await bigAlert.locator('p').allInnerTexts()).join('\n').match(/download/gi)).toHaveLength(1);
+    expect(await big.getByRole('button', { name: 'Download big.log' }).count()).toBe(1);
+    await page.screenshot({ path: '/tmp/wraith-editor-download.png' });
+    await big.getByRole('button', { name: 'Close', exact: true }).last().click();
+    await big.waitFor({ state: 'detached' });
+
+    await row('image.bin').locator('.entry-name').dblclick();
+    const binary = page.getByRole('dialog', { name: 'Edit image.bin' });
+    await expect.poll(() => binary.getByRole('alert').innerText().catch(() => '')).toContain('binary file');
+    const [download] = await Promise.all([page.waitForEvent('download'), binary.getByRole('button', { name: 'Download image.bin' }).click()]);
+    expect(download.suggestedFilename()).toBe('image.bin');
+    const chunks: Buffer[] = [];
+    for await (const c of await download.createReadStream()) chunks.push(Buffer.from(c));
+    expect(Buffer.concat(chunks)).toEqual(bytes);
+    await binary.waitFor({ state: 'detached' }); // nothing left to do in it
+    await panel().locator('.transfer[data-state="done"]', { hasText: 'image.bin' }).waitFor();
+  });
+
+  it('marks links: to a folder apart from a folder, and one that leads nowhere apart from one that works', async () => {
+    await showFolder();
+    const me = accountIds(sshd.users.password.username);
+    mkdirSync(remote('real-dir'));
+    chownSync(remote('real-dir'), me.uid, me.gid);
+    put(remote('real.txt'), 'real\n');
+    symlinkSync('real-dir', remote('dir-link'));
+    symlinkSync('real.txt', remote('file-link'));
+    symlinkSync('nowhere', remote('dead-link'));
+    await refresh();
+    await row('dead-link').waitFor();
+    // What each row's icon draws: five kinds, five pictures.
+    const drawn = async (name: string) => (await row(name).locator('.entry-icon path').getAttribute('d')) ?? '';
+    const icons = { dir: await drawn('real-dir'), dirLink: await drawn('dir-link'), file: await drawn('real.txt'), fileLink: await drawn('file-link'), dead: await drawn('dead-link') };
+    expect(new Set(Object.values(icons)).size).toBe(5);
+    expect(icons.dirLink.startsWith(icons.dir)).toBe(true); // a folder, marked
+    expect(await row('dead-link').locator('.entry-icon').getAttribute('class')).toContain('broken');
+    expect(await row('dead-link').getAttribute('title')).toContain('→ nowhere, which cannot be reached');
+    expect(await row('file-link').getAttribute('title')).not.toContain('cannot be reached');
+    await page.screenshot({ path: '/tmp/wraith-link-icons.png' });
+    for (const n of ['dir-link', 'file-link', 'dead-link', 'real.txt']) rmSync(remote(n));
+    rmSync(remote('real-dir'), { recursive: true });
   });
 
   it('keeps the dialogs of a file with a 250-character name inside the window: the title wraps, the text, Save and ✕ in sight', async () => {

@@ -3,11 +3,15 @@
  * response streams the remote file as it is read (a real wraith serve process and a real sshd,
  * fetched over HTTP as a browser would, with the token cookie). Same bytes; once only; the token
  * is required; a reader that stops holds the host back (back pressure, not buffering); a cancel
- * from either side ends the other. A folder comes as a zip, read back with yauzl.
+ * from either side ends the other. A folder comes as a zip, read back with yauzl and tested with
+ * `unzip -t` and Python's zipfile; one of 1,200 files comes with every byte its Content-Length says.
  */
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { get } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ContractClient } from '../../src-main/common/client.js';
 import { attachment } from '../../src-main/server/ws-server.js';
@@ -35,6 +39,34 @@ afterAll(async () => {
 });
 
 const cookie = () => ({ cookie: host.tokenCookie });
+
+/**
+ * GETs a link with Node's own HTTP client, as curl would: the body as it arrived, the length its
+ * headers announced, and whether the response ended whole (`complete`: false when it was cut off).
+ */
+function httpGet(url: string): Promise<{ status: number; announced: number; body: Buffer; complete: boolean }> {
+  return new Promise((resolve, reject) => {
+    get(url, { headers: cookie() }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', () => undefined); // "aborted": told by `complete`
+      res.on('close', () => resolve({ status: res.statusCode ?? 0, announced: Number(res.headers['content-length']), body: Buffer.concat(chunks), complete: res.complete }));
+    }).on('error', reject);
+  });
+}
+
+/** Tests a zip with Info-ZIP's `unzip -t` and Python's `zipfile -t`, the readers people have: each throws on a damaged zip. */
+function testZipWithTools(zip: Buffer): void {
+  const tmp = mkdtempSync(join(tmpdir(), 'wraith-zip-'));
+  try {
+    const file = join(tmp, 'test.zip');
+    writeFileSync(file, zip);
+    expect(execFileSync('unzip', ['-t', file], { encoding: 'utf8' })).toMatch(/No errors detected/);
+    execFileSync('python3', ['-m', 'zipfile', '-t', file]);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
 
 const transfer = async (id: string) => (await client.call('sftp.transfers', { sessionId })).find((t) => t.transferId === id);
 
@@ -177,8 +209,26 @@ describe('sftp.downloadLink', () => {
       execFileSync('sha256sum', [`${tree}/sub/deeper/data.bin`], { encoding: 'utf8' }).split(' ')[0],
     );
     expect((entries['run.sh']?.mode ?? 0) & 0o777).toBe(0o750);
+    testZipWithTools(zip);
     await expect.poll(async () => (await transfer(link.transferId))?.state).toBe('done');
     expect(await transfer(link.transferId)).toMatchObject({ kind: 'folder', bytes: 3_000_000 + 5 + 9 + 18, totalBytes: 3_000_000 + 5 + 9 + 18, filesDone: 4 });
+  });
+
+  test('a folder of 1,200 files comes whole: every byte its Content-Length announces, a zip unzip and Python open', async () => {
+    // 1,200 names make a central directory over 64 KiB, where yazl's size and its output once parted.
+    const many = `${dir}/many`;
+    execFileSync('sh', ['-c', `mkdir -p '${many}' && cd '${many}' && for i in $(seq 1 1200); do : > "empty-$i.txt"; done && printf last > z.txt && chown -R ${served.sshd.users.password.username} '${many}'`]);
+    const link = await client.call('sftp.downloadLink', { sessionId, remotePath: many });
+    const res = await httpGet(host.url + link.url);
+    expect(res.status).toBe(200);
+    expect(res.announced).toBe(link.size);
+    expect({ bytes: res.body.length, complete: res.complete }).toEqual({ bytes: link.size, complete: true });
+    testZipWithTools(res.body);
+    const entries = await readZip(res.body);
+    expect(Object.keys(entries)).toHaveLength(1201);
+    expect(entries['z.txt']?.data.toString()).toBe('last');
+    await expect.poll(async () => (await transfer(link.transferId))?.state).toBe('done');
+    expect(await transfer(link.transferId)).toMatchObject({ kind: 'folder', bytes: 4, filesDone: 1201, filesTotal: 1201 });
   });
 
   test('a folder zip waits for a reader that stops, and a cancel cuts it', async () => {

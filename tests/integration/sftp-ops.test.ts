@@ -324,6 +324,25 @@ describe('text files', () => {
     expect((await service.stat(SESSION, `${dir}/links/link.txt`)).type).toBe('symlink');
   });
 
+  test("saving through a link (sites-enabled/*) answers with the file's size and time, so the next save is no false conflict", async () => {
+    put(`${dir}/links/with space.txt`, 'server {}\n');
+    symlinkSync('with space.txt', `${dir}/links/link-to-file`);
+    const path = `${dir}/links/link-to-file`;
+    const read = await service.read({ sessionId: SESSION, path, maxBytes: 1024 });
+    const one = 'server {}\nlisten 80;\n';
+    const first = await service.write({ sessionId: SESSION, path, text: one, expectedMtime: read.mtime, expectedSize: read.size });
+    const target = statSync(`${dir}/links/with space.txt`);
+    expect({ size: first.size, mtime: first.mtime }).toEqual({ size: one.length, mtime: new Date(Math.floor(target.mtimeMs / 1000) * 1000).toISOString() });
+    expect(first.size).not.toBe(lstatSync(path).size); // the link's own 14 bytes
+    // The editor's second save checks against what the first one answered.
+    const two = `${one}listen 443;\n`;
+    const second = await service.write({ sessionId: SESSION, path, text: two, expectedMtime: first.mtime, expectedSize: first.size });
+    expect(second.size).toBe(two.length);
+    expect(readFileSync(`${dir}/links/with space.txt`, 'utf8')).toBe(two);
+    expect(lstatSync(path).isSymbolicLink()).toBe(true);
+    expect(readlinkSync(path)).toBe('with space.txt');
+  });
+
   test("a new file gets the server's mode for new files, written whole or streamed as an upload", async () => {
     // A server whose SFTP logins have umask 002 (pam_umask with USERGROUPS_ENAB, as on Fedora):
     // `touch` there makes 0664, and so must every way Wraith makes a file, or one folder upload

@@ -243,3 +243,32 @@ describe('links in a folder that lead to no file', () => {
     }
   });
 });
+
+describe('links in a folder that lead to folders', () => {
+  test('are left out of a zip and of a folder on disk (a link back up would never end), and listed with why', async () => {
+    const me = sshd.users.password.username;
+    const tree = `${dir}/folder-links`;
+    sh(`mkdir -p '${tree}/conf' && printf ok > '${tree}/conf/a.conf' && ln -s conf '${tree}/enabled' && ln -s .. '${tree}/conf/up' && chown -hR ${me} '${tree}'`);
+    const why = (name: string, to: string) => `${name} is a link to the folder ${to}, and a folder download does not follow links to folders (they can lead round in a loop); download that folder on its own.`;
+    const local = mkdtempSync(join(tmpdir(), 'wraith-folder-links-'));
+    try {
+      const link = await service.downloadLink({ sessionId: SESSION, remotePath: tree });
+      const entries = await readZip(await fetchLink(link.url));
+      expect(Object.keys(entries).sort()).toEqual(['WRAITH-NOT-INCLUDED.txt', 'conf/', 'conf/a.conf']);
+      const zipList = entries['WRAITH-NOT-INCLUDED.txt']?.data.toString() ?? '';
+      expect(zipList).toContain(`conf/up/\t${why('up', '..')}`);
+      expect(zipList).toContain(`enabled/\t${why('enabled', 'conf')}`);
+      expect((await service.wait(link.transferId)).notice).toBe(
+        "2 items could not be read and were left out: conf/up/, enabled/. The zip lists them, with the server's reasons, in WRAITH-NOT-INCLUDED.txt.",
+      );
+
+      const dest = join(local, 'folder-links');
+      const disk = await service.wait((await service.download({ sessionId: SESSION, remotePath: tree, localPath: dest, overwrite: false })).transferId);
+      expect(disk).toMatchObject({ state: 'done', filesDone: 1, filesTotal: 1 });
+      expect(readdirSync(dest).sort()).toEqual(['WRAITH-NOT-INCLUDED.txt', 'conf']);
+      expect(readFileSync(join(dest, 'WRAITH-NOT-INCLUDED.txt'), 'utf8')).toContain(`enabled/\t${why('enabled', 'conf')}`);
+    } finally {
+      rmSync(local, { recursive: true, force: true });
+    }
+  });
+});

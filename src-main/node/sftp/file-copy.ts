@@ -1,5 +1,7 @@
 import { open as openLocal } from 'node:fs/promises';
 import type { SFTPWrapper } from 'ssh2';
+import { WraithError } from '../../common/errors.js';
+import { formatBytes } from '../../common/format-bytes.js';
 import { OPEN_LOCAL_FOR_READING } from '../local-files.js';
 import type { RemoteFs } from './remote-fs.js';
 import { cancelledError, fromLocalError, sftpError } from './sftp-errors.js';
@@ -305,6 +307,54 @@ export function sinkFinished(sink: ByteSink, what: string): Promise<void> {
     sink.once('finish', resolve);
     sink.once('close', () => reject(cancelledError(what)));
   });
+}
+
+/**
+ * `sink` held to the length a download link's Content-Length announced (`size`). A body that
+ * would run past it, or ends short of it, is a fault of ours (every body is sized before its
+ * first byte), and Node's HTTP would end such a response as if it were whole: the page's
+ * transfer said "Downloaded" while the browser threw away a file with bytes missing. Here the
+ * response is cut off instead, the browser fails the download, and `broken` says why, for the
+ * transfer to fail with.
+ */
+export function exactLengthSink(sink: ByteSink, size: number, name: string): { sink: ByteSink; broken: () => WraithError | null } {
+  let written = 0;
+  let broken: WraithError | null = null;
+  const cut = (sent: string): void => {
+    broken ??= new WraithError(
+      'EIO',
+      `Wraith had ${sent} the ${formatBytes(size)} (${size} bytes) it announced for ${name}, so it cut the download off rather than let the browser keep a damaged file. This is a fault in Wraith, not on the server; please report it.`,
+    );
+    sink.destroy();
+  };
+  return {
+    broken: () => broken,
+    sink: {
+      write(chunk) {
+        if (broken) return false;
+        if (written + chunk.byteLength > size) {
+          cut('more to send than');
+          return false;
+        }
+        written += chunk.byteLength;
+        return sink.write(chunk);
+      },
+      end() {
+        if (broken) return undefined;
+        if (written < size) {
+          cut(`sent ${written} bytes of`);
+          return undefined;
+        }
+        return sink.end();
+      },
+      destroy: () => sink.destroy(),
+      once: (event, listener) => sink.once(event, listener),
+      off: (event, listener) => sink.off(event, listener),
+      get destroyed() {
+        return sink.destroyed;
+      },
+    },
+  };
 }
 
 /**

@@ -13,7 +13,7 @@ import {
 import { WraithError } from '../../common/errors.js';
 import { formatBytes, formatBytesOver } from '../../common/format-bytes.js';
 import { callerLocalPath } from '../local-files.js';
-import { type ByteSink, RequestSlots, refuseEndless, serverChunkLimit, sinkFinished, streamRemoteFile } from './file-copy.js';
+import { type ByteSink, RequestSlots, exactLengthSink, refuseEndless, serverChunkLimit, sinkFinished, streamRemoteFile } from './file-copy.js';
 import { RemoteFs, channelOpen, entryType, parseMode, toEntry } from './remote-fs.js';
 import { isTempBasename, tempNameFor } from './temp-name.js';
 import { cancelledError, fileOverFolder, sftpError } from './sftp-errors.js';
@@ -464,12 +464,15 @@ export class SftpService {
     const step = serverChunkLimit(rfs.sftp, 32 * 1024);
     // A new file without a mode gets the server's default, as `touch` there (and an upload) makes it.
     const mode = existing ? existing.mode & 0o7777 : i.mode !== undefined ? parseMode(i.mode) : null;
+    // What was written, under the name it was asked by: the file a link leads to, not the link.
+    // The editor keeps its size and time for the next save's check against the same file.
+    const written = async () => toEntry(i.path, await rfs.lstat(target));
     // An existing file the new one could not stand in for (another owner, no temp file allowed
     // beside it) is written in place instead: the editor still holds the text if that fails.
     const inPlace = async () => {
       await checkUnchanged();
       await rfs.overwriteInPlace(target, buf, step);
-      return this.describe(rfs, i.path);
+      return written();
     };
     const temp = tempNameFor(target);
     const attrs = mode === null ? {} : { mode };
@@ -527,7 +530,7 @@ export class SftpService {
       await rfs.removeQuietly(temp);
       throw err;
     }
-    return this.describe(rfs, i.path);
+    return written();
   }
 
   // ---- changes -----------------------------------------------------------------------------
@@ -1001,7 +1004,8 @@ export class SftpService {
   /**
    * Parks a download until the browser fetches its link (once, within LINK_TTL_MS), then runs
    * `body` into the response. The browser giving up (its Cancel, a closed tab) cancels the
-   * transfer; a failure cuts the response short, which is how HTTP says "failed".
+   * transfer; a failure cuts the response short, which is how HTTP says "failed", and so does a
+   * body of another length than `size`, the Content-Length (exactLengthSink).
    */
   private offerLink(t: Transfer, name: string, size: number, body: (sink: ByteSink) => Promise<void>) {
     const ticket = randomBytes(18).toString('base64url');
@@ -1019,16 +1023,24 @@ export class SftpService {
       t,
       async () => {
         const sink = await attached;
-        const gone = () => t.controller.abort();
+        const exact = exactLengthSink(sink, size, name);
+        const gone = () => {
+          // Cut off for a wrong length: failed, not cancelled (the reads still under way stop too).
+          const broken = exact.broken();
+          if (broken) t.finish('failed', broken);
+          t.controller.abort();
+        };
         sink.once('close', gone);
         try {
-          await body(sink);
+          await body(exact.sink);
           sink.off('close', gone);
         } catch (err) {
           sink.off('close', gone);
           sink.destroy();
-          throw err;
+          throw exact.broken() ?? err;
         }
+        const broken = exact.broken();
+        if (broken) throw broken;
       },
       async () => {
         clearTimeout(timer);

@@ -9,7 +9,8 @@ import { cancelledError, fromLocalError, isItemError } from './sftp-errors.js';
  * What a folder transfer will copy, found before any byte moves (so progress has a total).
  * Paths are relative to the folder, '/'-separated. Symlinks to files are copied as the file
  * they point to; symlinks to directories and special files are skipped (no loops, no devices),
- * and so are symlinks that lead to no file (walkRemote tells `unlisted` of those).
+ * and so are symlinks that lead to no file (walkRemote tells `unlisted` of those, and of links to
+ * directories).
  */
 export interface Tree {
   dirs: string[];
@@ -20,7 +21,8 @@ export interface Tree {
 
 /**
  * An item below the root that the walk could not take in, and the server's reason: a folder it
- * could not list, or a symlink it could not follow to a file (one to nowhere, a loop of links).
+ * could not list, or a symlink it could not follow to a file (one to nowhere, a loop of links),
+ * or would not follow (one to a folder: `folder` is true then, and the reason is ours).
  */
 export interface Unlisted {
   rel: string;
@@ -33,7 +35,7 @@ export interface Unlisted {
  * always throws. With `unlisted`, a folder below it that cannot be listed (permission denied,
  * removed meanwhile) is told there and left out, its contents unknown; without it, that throws too.
  * A symlink that leads to no file it can reach is told there too (a download of it alone fails
- * in the same words), and left out either way.
+ * in the same words), and so is one to a folder; both are left out either way.
  */
 export async function walkRemote(rfs: RemoteFs, root: string, signal: AbortSignal, opts: { unlisted?: (item: Unlisted) => void } = {}): Promise<Tree> {
   const tree: Tree = { dirs: [], files: [], totalBytes: 0 };
@@ -67,6 +69,12 @@ export async function walkRemote(rfs: RemoteFs, root: string, signal: AbortSigna
             if (opts.unlisted && isItemError(err) && !gone) opts.unlisted({ rel: childRel, folder: false, error: err });
             return null;
           });
+          if (target && entryType(target.mode) === 'dir' && opts.unlisted) {
+            // Not followed (a link back up the tree would make the walk endless), and not left out unsaid.
+            const to = await rfs.readlink(path).catch(() => null);
+            const message = `${e.filename} is a link to the folder ${to ?? 'it points to'}, and a folder download does not follow links to folders (they can lead round in a loop); download that folder on its own.`;
+            opts.unlisted({ rel: childRel, folder: true, error: new WraithError('EBADARGS', message, { path }) });
+          }
           if (!target || entryType(target.mode) !== 'file') continue;
           type = 'file';
           attrs = target;

@@ -47,7 +47,8 @@ export interface RemoteFolderZip {
 /**
  * A remote folder (walked beforehand into `tree`) as a zip for a browser download. Stored rather
  * than deflated: the host's CPU goes to SSH, not zlib, and the size is exact, so the response has
- * a Content-Length and the browser a progress bar and a total. ZIP64 where sizes need it (yazl).
+ * a Content-Length and the browser a progress bar and a total. ZIP64 end records always, and ZIP64
+ * entries where sizes need them (yazl).
  */
 export function zipRemoteFolder(rfs: RemoteFs, root: string, tree: Tree, opts: ZipOptions): RemoteFolderZip {
   const zip = new ZipFile();
@@ -86,7 +87,12 @@ export function zipRemoteFolder(rfs: RemoteFs, root: string, tree: Tree, opts: Z
   let size = -1;
   // @types/yazl types this callback as () => void; yazl passes it the total size (its README, "end()").
   const end = zip.end.bind(zip) as (options: EndOptions, calculatedTotalSizeCallback: (total: number) => void) => void;
-  end({ forceZip64Format: false, comment: '' }, (total) => (size = total));
+  // ZIP64 end records always: yazl 3.3.1 counts them in the size it predicts once the central
+  // directory reaches 64 KiB (about 1,100 files), but writes them only from 4 GiB, so a folder of
+  // 1,200 files came 76 bytes short of its Content-Length and the browser threw the download away.
+  // Forced, prediction and output agree at every size. Info-ZIP's unzip, Python's zipfile and yauzl
+  // read them (tests/integration/sftp-download-link.test.ts); yazl wrote them for large zips already.
+  end({ forceZip64Format: true, comment: '' }, (total) => (size = total));
   zip.on('error', fail);
   if (size < 0) throw new WraithError('EIO', `Could not size the zip of ${root}.`); // stored entries with sizes always have one
 
