@@ -113,7 +113,8 @@ function listenError(err: Error, host: string, port: number): Error {
  */
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const { app } = opts;
-  const token = opts.token ?? randomBytes(24).toString('base64url');
+  // Hex, not base64url: a token that began with "-" read as an option in `wraith call --token …`.
+  const token = opts.token ?? randomBytes(24).toString('hex');
   const host = opts.host ?? '127.0.0.1';
   // Browsers must come from a page on the origin they send to, or one the user named (origin.ts).
   const named = new Set(opts.origins ?? []);

@@ -104,6 +104,8 @@ describe('listening beyond loopback', () => {
     // The notes follow the URL line, which is what the fixture waits for.
     const out = await until('the plain-HTTP warning', () => /Warning: .*\n/.test(h.output()) && h.output());
     expect(out).toContain(`Wraith listening on http://0.0.0.0:${port}/?token=${h.token}`);
+    // Hex: a token that began with "-" (1 in 64 of base64url ones) read as an option after `wraith call --token`.
+    expect(h.token).toMatch(/^[0-9a-f]{48}$/);
     expect(out).toMatch(/Warning: serving beyond this machine over plain HTTP/);
     expect(out).toContain(`ssh -L ${port}:127.0.0.1:${port}`);
     // The host works through the address it printed (Linux reaches 0.0.0.0 as loopback).
