@@ -6,13 +6,13 @@
  * "Stopping…" until it is gone; a local tab reads the title or folder its shell reports.
  * The tests run in order, each on the tabs the one before left.
  */
-import { readFileSync, readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
 import type { ContractClient } from '../../src-main/common/client.js';
 import { connectWebSocket } from '../../src-main/server/ws-client.js';
 import { type TestBrowser, openApp } from '../fixtures/browser.js';
 import { until } from '../fixtures/poll.js';
+import { childrenOf, running } from '../fixtures/processes.js';
 import { activeSessionId, sessionIn, terminalText } from '../fixtures/terminal-page.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
@@ -55,30 +55,6 @@ async function waitForLine(sessionId: string, line: string, on: Page = page): Pr
 /** Whether the keys are in the terminal of `scope`. */
 function typingIn(scope: Locator): Promise<boolean> {
   return scope.locator('.xterm-helper-textarea').evaluate((t) => t === document.activeElement);
-}
-
-/** Whether `pid` runs (a zombie, ended but not reaped yet, does not). */
-function running(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-/** The processes whose parent is `pid`. */
-function childrenOf(pid: number): number[] {
-  return readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .filter((name) => {
-      try {
-        const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
 }
 
 /** A local shell tab opened from the panel, the keys in its terminal; the panel hidden again. */

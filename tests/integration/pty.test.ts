@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
@@ -10,6 +10,7 @@ import { PtySession } from '../../src-main/node/pty/pty-service.js';
 import { detectShells } from '../../src-main/node/pty/shells.js';
 import { until } from '../fixtures/poll.js';
 import { failure } from '../fixtures/errors.js';
+import { childrenOf, running } from '../fixtures/processes.js';
 
 let app: App;
 let client: ContractClient;
@@ -263,30 +264,6 @@ test('broadcast.set keeps which terminal sessions share typing; a closed member 
     off();
   }
 });
-
-/** Whether `pid` runs (a zombie, ended but not reaped yet, does not). */
-function running(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-/** The processes whose parent is `pid`. */
-function childrenOf(pid: number): number[] {
-  return readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .filter((name) => {
-      try {
-        const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
 
 function shellPid(sessionId: string): number {
   const session = app.terminals.get(sessionId);
