@@ -374,7 +374,13 @@ describe.skipIf(!runnable)('RDP addon against freerdp-shadow-cli (TLS, no auth)'
     // the shadow server notices a new size when it next captures a change
     await srv.x('xsetroot', ['-solid', '#336699']);
     try {
-      await waitFor('resize to 800x600', () => sizes.some((z) => z.width === 800 && z.height === 600));
+      // The server may report sizes in a burst while xrandr applies one (seen under load): what
+      // counts is that the last one reported is the new size and the framebuffer has it.
+      await waitFor('resize to 800x600', () => {
+        const last = sizes.at(-1);
+        const now = s.getFramebuffer();
+        return last?.width === 800 && last.height === 600 && now?.width === 800 && now.height === 600;
+      });
       const fb = s.getFramebuffer();
       expect([fb?.width, fb?.height]).toEqual([800, 600]);
       expect(fb?.data.byteLength).toBe(800 * 600 * 4);
