@@ -7,16 +7,14 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MessageChannel } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { ContractClient, type Wire } from '../../src-main/common/client.js';
-import type { ServerMessage } from '../../src-main/common/protocol.js';
-import { servePort } from '../../src-main/electron/port-transport.js';
+import { ContractClient } from '../../src-main/common/client.js';
 import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
 import { connectWebSocket } from '../../src-main/server/ws-client.js';
 import { failure } from '../fixtures/errors.js';
 import { until } from '../fixtures/poll.js';
+import { portClient } from '../fixtures/port-client.js';
 import { type ServedSession, startServedSession } from '../fixtures/served-session.js';
 import { savePasswordConnection } from '../fixtures/sshd.js';
 import { REPO_ROOT } from '../fixtures/wraith-server.js';
@@ -164,20 +162,7 @@ describe('the Electron port transport', () => {
 
   test('a command run for a window whose port closes is stopped on the server', async () => {
     // As main.ts serves each window: one port, closed when the window goes (or reloads).
-    const { port1, port2 } = new MessageChannel();
-    servePort(app, {
-      postMessage: (m) => port1.postMessage(m),
-      onMessage: (l) => port1.on('message', l),
-      onClose: (l) => port1.on('close', l),
-      start: () => port1.start(),
-    });
-    const wire: Wire = {
-      send: (m) => port2.postMessage(m),
-      onMessage: (l) => port2.on('message', (m: ServerMessage) => l(m)),
-      onClose: (l) => port2.on('close', () => l('port closed')),
-      close: () => port2.close(),
-    };
-    const window = new ContractClient(wire);
+    const window = portClient(app).client;
     const c = longCommand(733);
     try {
       const answer = failure(window.call('ssh.exec', { sessionId, command: c.command, timeoutMs: 120_000 }));

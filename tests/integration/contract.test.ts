@@ -6,18 +6,16 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MessageChannel } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { ContractClient, type Wire } from '../../src-main/common/client.js';
+import { ContractClient } from '../../src-main/common/client.js';
 import { type Settings, methods } from '../../src-main/common/contract/index.js';
 import { WraithError } from '../../src-main/common/errors.js';
-import type { ServerMessage } from '../../src-main/common/protocol.js';
-import { servePort } from '../../src-main/electron/port-transport.js';
 import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
 import { connectWebSocket } from '../../src-main/server/ws-client.js';
 import { startServer } from '../../src-main/server/ws-server.js';
 import { until } from '../fixtures/poll.js';
+import { portClient } from '../fixtures/port-client.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
 interface Harness {
@@ -36,24 +34,6 @@ async function inProcess(): Promise<Harness> {
   const app = new App({ dataDir: tempDir(), host: 'in-process' });
   const client = connectInProcess(app);
   return { client, app, connectAnother: async () => connectInProcess(app), close: async () => (client.close(), await app.dispose()) };
-}
-
-/** A client of `app` over a port of its own, as each Electron window has. */
-function portClient(app: App): { client: ContractClient; close(): void } {
-  const { port1, port2 } = new MessageChannel();
-  servePort(app, {
-    postMessage: (m) => port1.postMessage(m),
-    onMessage: (l) => port1.on('message', l),
-    onClose: (l) => port1.on('close', l),
-    start: () => port1.start(),
-  });
-  const wire: Wire = {
-    send: (m) => port2.postMessage(m),
-    onMessage: (l) => port2.on('message', (m: ServerMessage) => l(m)),
-    onClose: (l) => port2.on('close', () => l('port closed')),
-    close: () => port2.close(),
-  };
-  return { client: new ContractClient(wire), close: () => port2.close() };
 }
 
 async function electronPort(): Promise<Harness> {

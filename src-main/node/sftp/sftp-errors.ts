@@ -127,7 +127,7 @@ export function fromSftpError(err: unknown, action: string, path: string, contex
     case SFTP_STATUS.OP_UNSUPPORTED:
       return new WraithError('EIO', `Cannot ${where}: the server does not support this operation.`, details);
     case SFTP_STATUS.BAD_MESSAGE:
-      // EIO, as before: one item's bad name leaves it out of a folder's walk (isItemError), as any refusal does.
+      // EIO, as before: one item's bad name leaves it out of a folder's walk (isItemError), as every refusal does.
       return new WraithError('EIO', `Cannot ${where}: the server refused the request as invalid. Most likely ${BAD_REQUEST_CAUSES[action] ?? BAD_REQUEST_CAUSE}.`, details);
     case SFTP_STATUS.FAILURE: {
       const cause = FAILURE_CAUSES[action];
