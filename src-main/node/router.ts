@@ -9,7 +9,7 @@ import {
   isMethodName,
   methods,
 } from '../common/contract/index.js';
-import { readableIssue } from '../common/contract/issue-messages.js';
+import { parseParams } from '../common/contract/issue-messages.js';
 import { WraithError } from '../common/errors.js';
 
 /** Who is calling: the UI, the CLI, the XO, an MCP agent. Audit and policy read it. */
@@ -60,14 +60,9 @@ export class Router {
       throw new WraithError('EUNAVAILABLE', `${name} is not available on this host.`);
     }
     const def = methods[name];
-    // Issue messages reach people as they are (a dialog's field errors, the CLI's stderr).
-    const parsed = def.input.safeParse(params, { error: readableIssue });
-    if (!parsed.success) {
-      throw new WraithError('EBADARGS', `${name}: ${describeIssues(parsed.error)}`, {
-        issues: parsed.error.issues.slice(0, 20).map((i) => ({ path: i.path.map(String), message: i.message })),
-      });
-    }
-    const result = await handler(parsed.data, ctx);
+    // EBADARGS worded for people: a sentence per problem, and each field's issue for the dialogs.
+    const input = parseParams(name, def.input, params);
+    const result = await handler(input, ctx);
     const checked = def.output.safeParse(result);
     if (!checked.success) {
       // A service broke the contract: that is our bug, never the caller's.

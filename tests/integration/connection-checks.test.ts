@@ -107,6 +107,48 @@ describe('connections.create refuses what could never connect', () => {
 
 });
 
+describe('a control character in the user name, host or RDP domain is refused at save, named', () => {
+  test('on create, on the field, saying which character and where; nothing is saved', async () => {
+    const before = await count();
+    const nul = await failure(create({ username: 'ops\0root' }));
+    expect(nul).toMatchObject({ code: 'EBADARGS' });
+    expect(nul.message).toBe(
+      'username: The user name has an invisible control character in it (NUL, U+0000, at character 4), which would make connecting fail: type the user name again.',
+    );
+    expect(await issues(create({ username: 'o\tps' }))).toEqual([{ path: ['username'], message: expect.stringContaining('(a tab, U+0009, at character 2)') }]);
+    // An RDP connection may leave its user name empty, never give one with a NUL in it; nor its domain.
+    const rdp = { name: 'desk', kind: 'rdp', host: '10.0.0.9' } as const;
+    expect(await issues(client.call('connections.create', { ...rdp, username: 'admin\0' }))).toEqual([
+      { path: ['username'], message: expect.stringContaining('(NUL, U+0000, at character 6)') },
+    ]);
+    expect(await issues(client.call('connections.create', { ...rdp, rdpOptions: { domain: 'CORP\u001b' } }))).toEqual([
+      { path: ['rdpOptions', 'domain'], message: expect.stringMatching(/^The domain has an invisible control character in it \(ESC, U\+001B, at character 5\)/) },
+    ]);
+    // The host's pattern refused it before, in words that could not point at an invisible character.
+    const host = await failure(create({ host: 'web01\0.example.com' }));
+    expect(host.message).toBe('host: The host has an invisible control character in it (NUL, U+0000, at character 6), which would make connecting fail: type the host again.');
+    expect(await count()).toBe(before);
+  });
+
+  test('on update, under patch; one saved before this check still lists, moves, and is mended by typing the name again', async () => {
+    const c = await create({ name: 'to change' });
+    expect(await issues(client.call('connections.update', { id: c.id, patch: { username: 'o\nps' } }))).toEqual([
+      { path: ['patch', 'username'], message: expect.stringContaining('(a line break, U+000A, at character 2)') },
+    ]);
+    expect((await client.call('connections.get', { id: c.id })).username).toBe('ops');
+    // A line break pasted after the name is only whitespace at its end: trimmed, as before.
+    expect((await client.call('connections.update', { id: c.id, patch: { username: 'root\n' } })).username).toBe('root');
+
+    const old = app.connections.create({
+      name: 'pasted', kind: 'ssh', host: 'h', port: 22, username: 'o\0ps', groupId: null, tags: [], authMethod: 'password',
+      keyPath: null, jumpHostId: null, sshOptions: {}, rdpOptions: {}, notes: '',
+    });
+    expect((await client.call('connections.list')).connections.find((x) => x.id === old.id)?.username).toBe('o\0ps');
+    expect(await client.call('connections.update', { id: old.id, patch: { name: 'pasted, renamed' } })).toMatchObject({ name: 'pasted, renamed' });
+    expect(await client.call('connections.update', { id: old.id, patch: { username: 'ops' } })).toMatchObject({ username: 'ops' });
+  });
+});
+
 describe('connections.update refuses a change that would keep it from connecting', () => {
   test('emptying the user name, choosing the key method without a key, removing the only key — on the fields the form shows', async () => {
     const c = await create({ name: 'to change' });

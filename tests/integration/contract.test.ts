@@ -14,6 +14,7 @@ import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
 import { connectWebSocket } from '../../src-main/server/ws-client.js';
 import { startServer } from '../../src-main/server/ws-server.js';
+import { failure } from '../fixtures/errors.js';
 import { until } from '../fixtures/poll.js';
 import { portClient } from '../fixtures/port-client.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
@@ -126,6 +127,48 @@ for (const [name, make] of Object.entries(transports)) {
       await expect(h.client.callRaw('connections.get', { id: 42 })).rejects.toMatchObject({ code: 'EBADARGS' });
     });
 
+    test('bad params are refused in sentences that name the field and what it needs, with the issues in details', async () => {
+      const refused = async (method: string, params: unknown) => failure(h.client.callRaw(method, params));
+      // A field left out, one out of range, a fraction: never zod's "expected string, received undefined".
+      const missing = await refused('ssh.exec', { sessionId: 'x' });
+      expect(missing).toMatchObject({ code: 'EBADARGS', message: 'command is required (text).' });
+      expect(missing.details?.issues).toEqual([{ path: ['command'], code: 'invalid_type', message: 'Required (text).' }]);
+      expect((await refused('ssh.exec', { sessionId: 'x', command: 'ls', timeoutMs: -5 })).message).toBe(
+        'timeoutMs must be a whole number of milliseconds from 1 to 3600000; got -5.',
+      );
+      expect((await refused('ssh.exec', { sessionId: 'x', command: 'ls', maxBytes: 1.5 })).message).toBe(
+        'maxBytes must be a whole number of bytes from 1 to 67108864; got 1.5.',
+      );
+      // A choice: the choices, and the one meant when it is a slip.
+      expect((await refused('ai.mode.set', { mode: 'Auto' })).message).toBe('mode must be one of "ask", "auto" or "readonly"; did you mean "auto"?');
+      // The wrong kind of value is named by its kind, never repeated (it may be a secret in the wrong field).
+      const wrongKind = await refused('ssh.open', { connectionId: 'c', credentials: [{ connectionId: 'c', secret: 123456 }] });
+      expect(wrongKind.message).toBe('credentials[0].secret must be text; got a number.');
+      expect(wrongKind.message).not.toContain('123456');
+      expect((await refused('ssh.exec', 'ls')).message).toBe('The parameters of ssh.exec must be an object; got text.');
+    });
+
+    test('a field a method does not have is refused, nested ones too, and nothing is done', async () => {
+      const before = await h.client.call('connections.list');
+      const misspelt = await failure(h.client.callRaw('connections.groups.create', { name: 'Staging', parentID: null }));
+      expect(misspelt.message).toBe('parentID is not a field of connections.groups.create; did you mean parentId?');
+      expect(misspelt.details?.issues).toEqual([{ path: [], code: 'unrecognized_keys', message: 'Not a field here: parentID.', keys: ['parentID'] }]);
+      // The misspelling comes first: it is why the field it meant is missing.
+      expect((await failure(h.client.callRaw('ssh.exec', { sessionId: 'x', comand: 'ls' }))).message).toBe(
+        'comand is not a field of ssh.exec; did you mean command? command is required (text).',
+      );
+      const nested = await failure(
+        h.client.callRaw('connections.create', { name: 'n', kind: 'ssh', host: 'h', username: 'ops', sshOptions: { agentForwad: true, forwards: [{ bindPort: 8080, targetPort: 80, remote: true }] } }),
+      );
+      expect(nested.message).toBe(
+        'remote is not a field of sshOptions.forwards[0] in connections.create; its fields are kind, bindHost, bindPort, targetHost, targetPort. ' +
+          'agentForwad is not a field of sshOptions in connections.create; did you mean agentForward?',
+      );
+      expect((await failure(h.client.callRaw('health.ping', { verbose: true }))).message).toBe('verbose is not a field of health.ping, which takes none.');
+      const after = await h.client.call('connections.list');
+      expect([after.connections.length, after.groups.length]).toEqual([before.connections.length, before.groups.length]);
+    });
+
     test('secrets need the vault; once set up they are stored and never returned', async () => {
       await expect(
         h.client.call('connections.create', { name: 's', kind: 'ssh', host: 'h', username: 'ops', secrets: { password: 'pw' } }),
@@ -195,7 +238,8 @@ for (const [name, make] of Object.entries(transports)) {
         expect(err).toMatchObject({ code: 'EBADARGS' });
         const issues = (err as WraithError).details?.issues;
         expect(Array.isArray(issues)).toBe(true);
-        return (issues as { path: string[]; message: string }[])[0];
+        const first = (issues as { path: string[]; message: string }[])[0];
+        return first && { path: first.path, message: first.message };
       };
       for (const bad of [Number.NaN, -5, 99_999_999, 1.5]) {
         expect(await issue('settings.set', { 'terminal.scrollback': bad })).toEqual({ path: ['terminal.scrollback'], message: 'Must be a whole number from 0 to 200000.' });

@@ -156,10 +156,10 @@ describe('host, user name and key file as a person types them', () => {
     const fields = { name: 'with-port', kind: 'ssh', username: 'ops', authMethod: 'agent' } as const;
     const err = await failure(client.call('connections.create', { ...fields, host: `${sshd.host}:${sshd.port}` }));
     expect(err.code).toBe('EBADARGS');
-    expect(err.details?.issues).toEqual([{ path: ['host'], message: 'Enter the host without a port: the port goes in the Port field.' }]);
+    expect(err.details?.issues).toMatchObject([{ path: ['host'], message: 'Enter the host without a port: the port goes in the Port field.' }]);
     const { id } = await client.call('connections.create', { ...fields, host: 'fe80::1' });
     const patched = await failure(client.call('connections.update', { id, patch: { host: '[::1]:2222' } }));
-    expect(patched.details?.issues).toEqual([{ path: ['patch', 'host'], message: 'Enter the host without a port: the port goes in the Port field.' }]);
+    expect(patched.details?.issues).toMatchObject([{ path: ['patch', 'host'], message: 'Enter the host without a port: the port goes in the Port field.' }]);
     expect((await client.call('connections.update', { id, patch: { host: '[::1]' } })).host).toBe('[::1]');
     expect((await client.call('connections.list')).connections.length).toBe(before + 1);
   });

@@ -564,7 +564,7 @@ describe('bad input gets a stable code, never a crash', () => {
       ['sftp.stat', { path: `${dir}/nope` }],
       ['sftp.read', { path: `${dir}/nope.txt` }],
       ['sftp.remove', { path: `${dir}/nope` }],
-      ['sftp.chmod', { path: `${dir}/nope`, mode: 0o644 }],
+      ['sftp.chmod', { path: `${dir}/nope`, mode: '644' }],
       ['sftp.rename', { from: `${dir}/nope`, to: `${dir}/other` }],
       ['sftp.readChunk', { path: `${dir}/nope`, offset: 0, length: 10 }],
     ] as const) {
@@ -684,6 +684,28 @@ describe('bad input gets a stable code, never a crash', () => {
     expect(await codeOf(call('sftp.mkdir', { sessionId: SESSION, path: `${dir}/afile/sub`, parents: true }))).toMatchObject({ reason: 'not_a_directory' });
     expect(await codeOf(call('sftp.mkdir', { sessionId: SESSION, path: `${dir}/adir` }))).toMatchObject({ code: 'EBADARGS', reason: 'exists' });
     expect(await codeOf(call('sftp.rename', { sessionId: SESSION, from: `${dir}/afile`, to: `${dir}/adir` }))).toMatchObject({ reason: 'exists' });
+  });
+
+  test('a mode sent as a number is refused, never read as decimal; octal text is the mode', async () => {
+    put(`${dir}/mode.txt`, 'x', 0o640);
+    // 755 as a JSON number was taken as decimal 755 = 0o1363 (--wxrw--wt).
+    const numeric = await codeOf(call('sftp.chmod', { sessionId: SESSION, path: `${dir}/mode.txt`, mode: 755 }));
+    expect(numeric).toMatchObject({ code: 'EBADARGS', message: 'mode must be octal text such as "755" or "0644", never a number; got a number.' });
+    expect(statSync(`${dir}/mode.txt`).mode & 0o7777).toBe(0o640);
+    expect(await codeOf(call('sftp.mkdir', { sessionId: SESSION, path: `${dir}/numeric-mode`, mode: 700 }))).toMatchObject({ code: 'EBADARGS' });
+    expect(existsSync(`${dir}/numeric-mode`)).toBe(false);
+    expect(await codeOf(call('sftp.chmod', { sessionId: SESSION, path: `${dir}/mode.txt`, mode: '0o755' }))).toMatchObject({
+      code: 'EBADARGS',
+      message: 'mode must be octal text such as "755" or "0644", never a number.',
+    });
+    expect(await call('sftp.chmod', { sessionId: SESSION, path: `${dir}/mode.txt`, mode: '0755' })).toMatchObject({ modeOctal: '0755' });
+  });
+
+  test('a field the method does not have is refused, not dropped: a misspelt recursive deletes nothing', async () => {
+    put(`${dir}/kept.txt`, 'kept');
+    const misspelt = await codeOf(call('sftp.remove', { sessionId: SESSION, path: `${dir}/kept.txt`, recursiv: true }));
+    expect(misspelt).toMatchObject({ code: 'EBADARGS', message: 'recursiv is not a field of sftp.remove; did you mean recursive?' });
+    expect(readFileSync(`${dir}/kept.txt`, 'utf8')).toBe('kept');
   });
 
   test('permission denied → EDENIED; unknown session → ENOTFOUND; malformed input → EBADARGS', async () => {

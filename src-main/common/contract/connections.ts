@@ -5,12 +5,36 @@ export const ConnectionKind = z.enum(['ssh', 'rdp']);
 export const SshAuthMethod = z.enum(['password', 'key', 'agent', 'keyboard-interactive']);
 export const RdpSecurity = z.enum(['auto', 'nla', 'tls', 'rdp']);
 
+/** How messages name the control characters people meet; the rest by their code alone. */
+const CONTROL_NAMES: Record<number, string> = { 0: 'NUL', 9: 'a tab', 10: 'a line break', 13: 'a carriage return', 27: 'ESC', 127: 'DEL' };
+
+/**
+ * Why `value` cannot stand as a connection's `what` ("host", "user name"), or null: it has a
+ * control character in it (U+0000–U+001F, U+007F–U+009F). One comes with a paste from a terminal
+ * or a document and does not show in a form; saved, it was sent as it is at connect, and the
+ * connect failed in words that did not point at it (a NUL cuts a C string short in FreeRDP).
+ */
+export function controlCharacterProblem(what: string, value: string): string | null {
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (code <= 0x1f || (code >= 0x7f && code <= 0x9f)) {
+      const name = CONTROL_NAMES[code] ?? 'a control character';
+      const hex = `U+${code.toString(16).toUpperCase().padStart(4, '0')}`;
+      return `The ${what} has an invisible control character in it (${name}, ${hex}, at character ${i + 1}), which would make connecting fail: type the ${what} again.`;
+    }
+  }
+  return null;
+}
+
 /** A host name or address (DNS name, IPv4, IPv6 with or without brackets and zone). */
 export const Hostname = z
   .string()
   .trim()
   .min(1, 'Enter a host name or address')
   .max(255)
+  // Before the pattern, which refuses it too, in words that cannot say what is wrong with an
+  // invisible character: the first issue of a field is the one shown.
+  .refine((h) => controlCharacterProblem('host', h) === null, { error: (iss) => controlCharacterProblem('host', String(iss.input)) })
   .regex(/^[A-Za-z0-9._:\-[\]%]+$/, 'A host name has letters, digits, dots, dashes or an IP address');
 
 /**

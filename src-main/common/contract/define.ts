@@ -20,7 +20,49 @@ export function method<I extends z.ZodType, O extends z.ZodType>(
   output: O,
   description: string,
 ): MethodDef<I, O> {
-  return { input, output, description };
+  return { input: strictInput(input), output, description };
+}
+
+/**
+ * The schema with every object in it strict: a field it does not name is refused (EBADARGS,
+ * "recursiv is not a field of sftp.remove; did you mean recursive?") instead of dropped. A
+ * dropped field is a silent wrong answer: `{"path": "/x", "recursiv": true}` deleted nothing
+ * recursively and said ok. Every method's input gets it here, nested objects too, so no method
+ * can forget it. Outputs stay as they are: a stored connection with a field this build does not
+ * know must still list (the field is dropped there, never refused).
+ */
+function strictInput<S extends z.ZodType>(schema: S): S {
+  // The clone has the same type as the schema it was made from: only unknown keys change.
+  return strictened(schema) as S;
+}
+
+function strictened(s: z.core.$ZodType): z.core.$ZodType {
+  // mergeDefs keeps a def's getters (a default's value is made afresh for every parse).
+  const { mergeDefs } = z.core.util;
+  if (s instanceof z.ZodObject) {
+    const shape = Object.fromEntries(Object.entries(s.def.shape).map(([key, field]) => [key, strictened(field)]));
+    // A catchall set on purpose (loose, or typed) stays; the default, which drops, becomes a refusal.
+    return s.clone(mergeDefs(s.def, { shape, catchall: s.def.catchall ?? z.never() }));
+  }
+  if (
+    s instanceof z.ZodOptional ||
+    s instanceof z.ZodNullable ||
+    s instanceof z.ZodDefault ||
+    s instanceof z.ZodPrefault ||
+    s instanceof z.ZodNonOptional ||
+    s instanceof z.ZodReadonly ||
+    s instanceof z.ZodCatch
+  ) {
+    return s.clone(mergeDefs(s.def, { innerType: strictened(s.def.innerType) }));
+  }
+  if (s instanceof z.ZodArray) return s.clone(mergeDefs(s.def, { element: strictened(s.def.element) }));
+  // Discriminated unions too (they are unions); their options keep the discriminator.
+  if (s instanceof z.ZodUnion) return s.clone(mergeDefs(s.def, { options: s.def.options.map(strictened) }));
+  if (s instanceof z.ZodPipe) return s.clone(mergeDefs(s.def, { in: strictened(s.def.in), out: strictened(s.def.out) }));
+  if (s instanceof z.ZodRecord) return s.clone(mergeDefs(s.def, { valueType: strictened(s.def.valueType) }));
+  // Strings, numbers, enums, custom (bytes)…: nothing with fields. An intersection is left
+  // alone on purpose: each side strict would refuse the other side's fields.
+  return s;
 }
 
 export function event<P extends z.ZodType>(payload: P, description: string): EventDef<P> {

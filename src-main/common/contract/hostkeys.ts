@@ -26,7 +26,10 @@ const SSH_FINGERPRINT = /^SHA256:[A-Za-z0-9+/]{43}$/;
 const RDP_FINGERPRINT = /^[0-9a-f]{2}(?::[0-9a-f]{2}){31}$/;
 
 /** A hashed known_hosts name ("|1|salt|hash"), as hostkeys.list shows one. */
-const HashedHostName = z.string().regex(/^\|1\|[A-Za-z0-9+/]+=*\|[A-Za-z0-9+/]+=*$/);
+const HashedHostName = z
+  .string()
+  .regex(/^\|1\|[A-Za-z0-9+/]+=*\|[A-Za-z0-9+/]+=*$/)
+  .describe('a hashed known_hosts name (|1|salt|hash), as hostkeys.list shows it');
 
 const Target = z.object({
   kind: HostKeyKind.default('ssh'),
@@ -38,6 +41,13 @@ const Target = z.object({
 const TrustInput = Target.extend({
   keyType: z.string().min(1).max(100).regex(/^[\x21-\x7e]+$/, 'A key type is one word, e.g. ssh-ed25519'),
   fingerprint: z.string().trim().min(1).max(300),
+  // What else the details of EHOSTKEY_UNKNOWN (the connection) and ECERT_UNKNOWN (the certificate's
+  // names) carry: taken and not used, so those details pass back as they are (an unknown field is refused).
+  connectionId: z.string().max(128).optional(),
+  connectionName: z.string().max(200).optional(),
+  jumpHostFor: z.string().max(200).optional(),
+  subject: z.string().max(2000).optional(),
+  issuer: z.string().max(2000).optional(),
 }).transform((t, ctx) => {
   const fingerprint = t.kind === 'rdp' ? t.fingerprint.toLowerCase() : t.fingerprint;
   if (!(t.kind === 'rdp' ? RDP_FINGERPRINT : SSH_FINGERPRINT).test(fingerprint)) {
@@ -79,7 +89,8 @@ export const hostkeysMethods = {
   'hostkeys.trust': method(
     TrustInput,
     HostKeyEntry,
-    'Trusts a key for host:port (replacing any key trusted before, deliberately).',
+    'Trusts a key for host:port (replacing any key trusted before, deliberately). The details of an EHOSTKEY_UNKNOWN ' +
+      '(or of an ECERT_UNKNOWN, with kind "rdp") can be passed as they are.',
   ),
   'hostkeys.forget': method(
     Target.extend({ host: z.union([HashedHostName, ConnectionHost]) }),

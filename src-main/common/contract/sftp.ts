@@ -140,10 +140,16 @@ export const TransferInfo = TransferProgress.extend({
 export type TransferInfo = z.infer<typeof TransferInfo>;
 
 const Session = { sessionId: Id };
-const Mode = z.union([
-  z.number().int().min(0).max(0o7777),
-  z.string().regex(/^0?[0-7]{3,4}$/, 'Mode is octal, e.g. "755" or "0644"'),
-]);
+/**
+ * Permission bits, always as octal text: "755", "0644", "4755". A JSON number is refused: 755 sent
+ * as a number was taken for what it is, decimal 755 (0o1363, --wxrw--wt with the sticky bit), and
+ * no rule for numbers reads both 755 and 493 (0o755, as sftp.stat's `mode` gives it) as people mean
+ * them. The description is what a refusal says the field needs.
+ */
+const Mode = z
+  .string()
+  .regex(/^0?[0-7]{3,4}$/)
+  .describe('octal text such as "755" or "0644", never a number');
 
 export const sftpMethods = {
   'sftp.list': method(
@@ -199,7 +205,7 @@ export const sftpMethods = {
         expectedMtime: z.string().datetime({ offset: true }).optional(),
         /** The size sftp.read returned, checked alongside expectedMtime. */
         expectedSize: z.number().int().nonnegative().optional(),
-        /** For a new file; an existing file keeps its mode. Default: the server's for new files (0666 less its umask, as `touch` there). */
+        /** For a new file, as octal text ("644"); an existing file keeps its mode. Default: the server's for new files (0666 less its umask, as `touch` there). */
         mode: Mode.optional(),
         /** Only create: refuse (details.reason "exists") when something is already at path. */
         exclusive: z.boolean().optional(),
@@ -211,7 +217,7 @@ export const sftpMethods = {
   'sftp.mkdir': method(
     z.object({ ...Session, path: RemotePath, parents: z.boolean().default(false), mode: Mode.optional() }),
     SftpEntry,
-    'Creates a remote directory (with parents: also missing parents, and no error if it exists).',
+    'Creates a remote directory (with parents: also missing parents, and no error if it exists). `mode`, as octal text ("755"), as sftp.chmod takes it.',
   ),
   'sftp.rename': method(
     z.object({ ...Session, from: RemotePath, to: RemotePath, overwrite: z.boolean().default(false) }),
@@ -226,7 +232,8 @@ export const sftpMethods = {
   'sftp.chmod': method(
     z.object({ ...Session, path: RemotePath, mode: Mode }),
     SftpEntry,
-    'Changes the permission bits of a remote path.',
+    'Changes the permission bits of a remote path. `mode` is octal text ("755", "0644", "4755"); a JSON number is refused (EBADARGS), ' +
+      'since 755 could be meant as octal or as decimal. sftp.stat gives the mode as text too: modeOctal.',
   ),
 
   'sftp.upload': method(

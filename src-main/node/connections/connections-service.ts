@@ -9,7 +9,7 @@ import type {
 import { WraithError } from '../../common/errors.js';
 import type { Db } from '../db/database.js';
 import type { SecretKind, Vault } from '../vault/vault.js';
-import { type FieldIssue, connectabilityIssues, keyFileProblem, privateKeyProblem } from './connection-checks.js';
+import { type FieldIssue, connectabilityIssues, controlCharacterIssues, keyFileProblem, privateKeyProblem } from './connection-checks.js';
 
 type Fields = z.output<typeof ConnectionFields>;
 type Secrets = z.output<typeof ConnectionSecrets>;
@@ -107,10 +107,11 @@ export class ConnectionsService {
   /**
    * EBADARGS, with an issue on each field at fault, when the connection a create (`id` null) or an
    * update would save could never connect: an SSH connection without a user name, the key method
-   * without a key, a pasted text or a key file that is no private key (connection-checks.ts). The
-   * contract's create and update ask this before saving; an import, a duplicate and the vault
-   * writes of a typed password do not. An update is judged on what it changes, so a connection
-   * saved before these checks existed (no user name, say) can still be renamed or moved.
+   * without a key, a pasted text or a key file that is no private key, a user name or RDP domain
+   * with a control character in it (connection-checks.ts). The contract's create and update ask
+   * this before saving; an import, a duplicate and the vault writes of a typed password do not.
+   * An update is judged on what it changes, so a connection saved before these checks existed (no
+   * user name, say) can still be renamed or moved.
    */
   assertSavable(id: string | null, change: Partial<Fields>, secrets: Secrets = {}): void {
     const current = id === null ? null : this.get(id);
@@ -133,6 +134,10 @@ export class ConnectionsService {
     })
       .filter((i) => (i.path[0] === 'username' ? touched('kind', 'username') : i.path[0] === 'keyPath' ? keyChanged : true))
       .map((i) => ({ ...i, path: at(i.path[0] ?? '') }));
+
+    for (const i of controlCharacterIssues({ username: change.username, domain: change.rdpOptions?.domain })) {
+      issues.push({ ...i, path: current === null ? i.path : ['patch', ...i.path] });
+    }
 
     if (kind === 'ssh' && authMethod === 'key' && !issues.some((i) => i.path.at(-1) === 'keyPath')) {
       // The key a connect will use: the pasted (or kept) one before the file, as the connect step takes them.
