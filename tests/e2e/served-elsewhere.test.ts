@@ -173,7 +173,10 @@ describe('through a forward whose WebSocket is cut while files move', () => {
 
   it('shows the output a shell wrote while the WebSocket was away, once', async () => {
     await p.locator('.tab-panel:visible .xterm').click();
-    await p.keyboard.type('sleep 1; seq 1 3000 | tail -n 2; echo away-$((40+2))\n');
+    await p.keyboard.type('sleep 3; seq 1 3000 | tail -n 2; echo away-$((40+2))\n');
+    // The line must have reached the shell before the cut (keys still on their way would be lost
+    // with the link); its output comes after the sleep, while the page is away.
+    await until('the command line at the shell', () => hostHas('echo away-$((40+2))'));
     await goAway();
     await until('the shell done on the host', () => hostHas('away-42'));
     // Typing meanwhile goes nowhere, and the page says so (once).
@@ -192,9 +195,12 @@ describe('through a forward whose WebSocket is cut while files move', () => {
     // A flood while away: the host pauses the shell once 2 MiB are owed by the view, and those
     // bytes never reach it. Shown after the reconnect, they are credited, and the rest flows at
     // once (the host's own stall timer would free it only after 30 s).
-    await p.keyboard.type("sleep 1; head -c 6000000 /dev/zero | tr '\\0' x | fold -w 100; echo; echo flood-$((1+1))\n");
+    // 6 MB in lines of 99 zeros; the command is kept short enough not to wrap, so that its echo
+    // can be found in the host's ring as typed.
+    await p.keyboard.type('sleep 3; yes $(printf %099d) | head -60000; echo flood-$((1+1))\n');
+    await until('the command line at the shell', () => hostHas('echo flood-$((1+1))'));
     await goAway();
-    await until('the flood under way on the host', () => hostHas('x'.repeat(100)));
+    await until('the flood under way on the host', () => hostHas('0'.repeat(99)));
     await p.waitForTimeout(1000);
     expect(await hostHas('flood-2')).toBe(false); // paused by flow control, not finished
     await comeBack();
