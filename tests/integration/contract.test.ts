@@ -144,6 +144,8 @@ for (const [name, make] of Object.entries(transports)) {
       // The wrong kind of value is named by its kind, never repeated (it may be a secret in the wrong field).
       const wrongKind = await refused('ssh.open', { connectionId: 'c', credentials: [{ connectionId: 'c', secret: 123456 }] });
       expect(wrongKind.message).toBe('credentials[0].secret must be text; got a number.');
+      // Text or bytes: the bytes option refuses a number for its kind, not with words of its own.
+      expect((await refused('terminal.write', { sessionId: 'x', data: 5 })).message).toBe('data must be text or bytes; got a number.');
       expect(wrongKind.message).not.toContain('123456');
       expect((await refused('ssh.exec', 'ls')).message).toBe('The parameters of ssh.exec must be an object; got text.');
     });

@@ -143,7 +143,9 @@ function wordIssue(iss: z.core.$ZodRawIssue, method: string, resolve: (message: 
       }
       // Options that took a value of this kind and refused it for what it says (a host name with a
       // control character) tell more than "must be text": their own words, each.
-      const fitting = iss.errors.filter((list) => !list.some((i) => i.path.length === 0 && WRONG_KIND.has(i.code)));
+      // Bytes (the one custom option) refuses a value only for its kind, like a wrong type.
+      const options = schema instanceof z.ZodUnion ? schema.def.options : [];
+      const fitting = iss.errors.filter((list, k) => !(options[k] instanceof z.ZodCustom) && !list.some((i) => i.path.length === 0 && WRONG_KIND.has(i.code)));
       if (fitting.length > 0) {
         const words = [...new Set(fitting.map((list) => withStop(resolve(list[0]?.message ?? 'Not valid.'))))].join(' Or: ');
         return { message: words, sentence: field ? `${field}: ${words}` : words };
