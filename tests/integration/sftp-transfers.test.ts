@@ -284,12 +284,46 @@ describe('files', () => {
     writeFileSync(join(localDir, 'small.txt'), 'new content');
     writeFileSync(`${remoteDir}/small.txt`, 'old');
     chownToUser(`${remoteDir}/small.txt`);
-    const refused = await service.wait((await service.upload({ sessionId: SESSION, localPath: join(localDir, 'small.txt'), remotePath: `${remoteDir}/small.txt`, overwrite: false })).transferId);
-    expect(refused).toMatchObject({ state: 'failed', error: { code: 'EBADARGS' } });
+    // By the call itself, before there is a transfer: a script or the XO hears it at once.
+    const before = service.listTransfers().length;
+    await expect(service.upload({ sessionId: SESSION, localPath: join(localDir, 'small.txt'), remotePath: `${remoteDir}/small.txt`, overwrite: false })).rejects.toMatchObject({
+      code: 'EBADARGS',
+      message: `Cannot upload to ${remoteDir}/small.txt: it already exists on the server (pass overwrite to replace it).`,
+      details: { reason: 'exists' },
+    });
+    expect(service.listTransfers()).toHaveLength(before);
     expect(readFileSync(`${remoteDir}/small.txt`, 'utf8')).toBe('old');
     const replaced = await service.wait((await service.upload({ sessionId: SESSION, localPath: join(localDir, 'small.txt'), remotePath: `${remoteDir}/small.txt`, overwrite: true })).transferId);
     expect(replaced.state).toBe('done');
     expect(readFileSync(`${remoteDir}/small.txt`, 'utf8')).toBe('new content');
+  });
+
+  test('a download the call can already tell would fail is refused by the call, before there is a transfer', async () => {
+    writeFileSync(`${remoteDir}/down-src.txt`, 'remote');
+    chownToUser(`${remoteDir}/down-src.txt`);
+    writeFileSync(join(localDir, 'down-taken.txt'), 'mine');
+    const before = service.listTransfers().length;
+    const download = (remotePath: string, localPath: string) => service.download({ sessionId: SESSION, remotePath, localPath, overwrite: false });
+    // A local name already taken: kept as it was.
+    await expect(download(`${remoteDir}/down-src.txt`, join(localDir, 'down-taken.txt'))).rejects.toMatchObject({
+      code: 'EBADARGS',
+      message: `Cannot download to ${join(localDir, 'down-taken.txt')}: it already exists (pass overwrite to replace it).`,
+      details: { reason: 'exists' },
+    });
+    expect(readFileSync(join(localDir, 'down-taken.txt'), 'utf8')).toBe('mine');
+    // A local folder that is not there.
+    await expect(download(`${remoteDir}/down-src.txt`, join(localDir, 'no-such-folder', 'x.txt'))).rejects.toMatchObject({ code: 'ENOTFOUND' });
+    // A remote file this login may not read (root's, 0600).
+    const secret = placeFile('down-secret.txt', '0:0', '0600');
+    const denied = await failure(download(secret, join(localDir, 'down-secret.txt')));
+    expect(denied.code).toBe('EDENIED');
+    expect(denied.message).toContain(secret);
+    expect(existsSync(join(localDir, 'down-secret.txt'))).toBe(false);
+    // An upload into a remote folder that is not there.
+    await expect(
+      service.upload({ sessionId: SESSION, localPath: join(localDir, 'down-taken.txt'), remotePath: `${remoteDir}/no-such-folder/x.txt`, overwrite: false }),
+    ).rejects.toMatchObject({ code: 'ENOTFOUND', message: `Cannot upload to ${remoteDir}/no-such-folder/x.txt: the folder ${remoteDir}/no-such-folder does not exist on the server.` });
+    expect(service.listTransfers()).toHaveLength(before);
   });
 
   test('uploading over a symlink to a file replaces the file it points to and keeps the link, streamed or not', async () => {
@@ -445,16 +479,20 @@ describe('cancel and failure leave nothing behind', () => {
     expect((await service.wait(done.transferId)).state).toBe('done');
     expect(readFileSync(`${remoteDir}/finished.txt`, 'utf8')).toBe('finished');
 
-    // One that failed on its own: it stays failed, with its own reason.
-    const again = (await call('sftp.upload', { sessionId: SESSION, localPath: src, remotePath: `${remoteDir}/finished.txt` })) as { transferId: string };
-    const failed = await service.wait(again.transferId);
-    expect(failed).toMatchObject({ state: 'failed', error: { code: 'EBADARGS' } });
-    const onFailed = await failure(call('sftp.cancel', { transferId: again.transferId }));
-    expect(onFailed).toMatchObject({ code: 'EBADARGS', details: { reason: 'finished', state: 'failed' } });
-    expect(onFailed.message).toBe(
-      `The upload to ${remoteDir}/finished.txt had already failed, so there was nothing to cancel: Cannot upload to ${remoteDir}/finished.txt: it already exists on the server (pass overwrite to replace it).`,
-    );
-    expect((await service.wait(again.transferId)).error).toEqual(failed.error);
+    // One that failed on its own (into a folder this login may not write): it stays failed, with its own reason.
+    const locked = `${remoteDir}-cancel-locked`;
+    mkdirSync(locked, { mode: 0o755 }); // root's, as the tests run
+    try {
+      const again = (await call('sftp.upload', { sessionId: SESSION, localPath: src, remotePath: `${locked}/finished.txt` })) as { transferId: string };
+      const failed = await service.wait(again.transferId);
+      expect(failed).toMatchObject({ state: 'failed', error: { code: 'EDENIED' } });
+      const onFailed = await failure(call('sftp.cancel', { transferId: again.transferId }));
+      expect(onFailed).toMatchObject({ code: 'EBADARGS', details: { reason: 'finished', state: 'failed' } });
+      expect(onFailed.message).toBe(`The upload to ${locked}/finished.txt had already failed, so there was nothing to cancel: ${failed.error?.message}`);
+      expect((await service.wait(again.transferId)).error).toEqual(failed.error);
+    } finally {
+      rmSync(locked, { recursive: true, force: true });
+    }
 
     // One cancelled already stays cancelled, and saying so again is no error.
     const { transferId } = await slow.upload({ sessionId: SESSION, localPath: bigLocal, remotePath: `${remoteDir}/cancelled-twice.bin`, overwrite: false });
@@ -671,7 +709,6 @@ describe('uploads streamed from the page', () => {
 
 describe('bad transfer input', () => {
   test('missing sources, missing destination folders and type clashes fail with stable codes', async () => {
-    const run = async (p: Promise<{ transferId: string }>) => (await service.wait((await p).transferId)).error;
     // A source that is not there, or is neither a file nor a folder, is refused by the call itself.
     const transfers = service.listTransfers().length;
     await expect(call('sftp.download', { sessionId: SESSION, remotePath: `${remoteDir}/nope`, localPath: join(localDir, 'n') })).rejects.toMatchObject({
@@ -687,11 +724,15 @@ describe('bad transfer input', () => {
       message: 'Cannot upload /dev/null: it is neither a file nor a folder.',
       details: { reason: 'not_a_file', path: '/dev/null' },
     });
-    expect(service.listTransfers().length).toBe(transfers);
-    expect(await run(service.download({ sessionId: SESSION, remotePath: `${remoteDir}/small.txt`, localPath: join(localDir, 'no', 'dir', 'x'), overwrite: false }))).toMatchObject({ code: 'ENOTFOUND' });
-    expect(await run(service.upload({ sessionId: SESSION, localPath: join(localDir, 'small.txt'), remotePath: `${remoteDir}/no/dir/x`, overwrite: false }))).toMatchObject({ code: 'ENOTFOUND' });
+    // So is a destination folder that is not there, and a file over a folder.
+    await expect(service.download({ sessionId: SESSION, remotePath: `${remoteDir}/small.txt`, localPath: join(localDir, 'no', 'dir', 'x'), overwrite: false })).rejects.toMatchObject({ code: 'ENOTFOUND' });
+    await expect(service.upload({ sessionId: SESSION, localPath: join(localDir, 'small.txt'), remotePath: `${remoteDir}/no/dir/x`, overwrite: false })).rejects.toMatchObject({ code: 'ENOTFOUND' });
     mkdirSync(join(localDir, 'a-dir'), { recursive: true });
-    expect(await run(service.download({ sessionId: SESSION, remotePath: `${remoteDir}/small.txt`, localPath: join(localDir, 'a-dir'), overwrite: true }))).toMatchObject({ code: 'EBADARGS' });
+    await expect(service.download({ sessionId: SESSION, remotePath: `${remoteDir}/small.txt`, localPath: join(localDir, 'a-dir'), overwrite: true })).rejects.toMatchObject({
+      code: 'EBADARGS',
+      message: `Cannot download the file ${remoteDir}/small.txt over the local folder ${join(localDir, 'a-dir')}.`,
+    });
+    expect(service.listTransfers().length).toBe(transfers);
     await expect(call('sftp.upload', { sessionId: 'gone', localPath: bigLocal, remotePath: 'x' })).rejects.toMatchObject({ code: 'ENOTFOUND' });
     await expect(call('sftp.cancel', { transferId: 'nope' })).rejects.toMatchObject({ code: 'ENOTFOUND' });
     expect(temps(localDir)).toEqual([]);

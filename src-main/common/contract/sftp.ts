@@ -240,13 +240,15 @@ export const sftpMethods = {
     z.object({ ...Session, localPath: LocalPath, remotePath: RemotePath, overwrite: z.boolean().default(false) }),
     z.object({ transferId: Id }),
     'Starts uploading a local file or folder (recursively) to remotePath (the path it will have). Progress arrives as transfer.progress. ' +
-      'A local source that is not there or cannot be read is refused by the call (ENOTFOUND, EDENIED), before there is a transfer.',
+      'A local source that is not there or cannot be read, a remote folder that is not there (ENOTFOUND) and a name already taken ' +
+      'without overwrite (EBADARGS, reason exists) are refused by the call, before there is a transfer.',
   ),
   'sftp.download': method(
     z.object({ ...Session, remotePath: RemotePath, localPath: LocalPath, overwrite: z.boolean().default(false) }),
     z.object({ transferId: Id }),
     'Starts downloading a remote file or folder (recursively) to localPath (the path it will have). Progress arrives as transfer.progress. ' +
-      'A remote source that is not there is refused by the call (ENOTFOUND), before there is a transfer. ' +
+      'A remote source that is not there or that this login may not read (ENOTFOUND, EDENIED), a local folder that is not there and a ' +
+      'name already taken without overwrite (EBADARGS, reason exists) are refused by the call, before there is a transfer. ' +
       "What a folder holds that this login cannot read is left out, listed in a text file in the folder and named in the transfer's notice.",
   ),
   'sftp.cancel': method(

@@ -19,7 +19,7 @@ import { isTempBasename, tempNameFor } from './temp-name.js';
 import { cancelledError, fileOverFolder, sftpError } from './sftp-errors.js';
 import { decodeAs, encodeAs } from './text.js';
 import { Transfer } from './transfer.js';
-import { type TransferPlan, type TransferTuning, copyOptions, downloadSource, keepOwnership, runDownload, runUpload, uploadSource } from './transfer-runner.js';
+import { type TransferPlan, type TransferTuning, copyOptions, downloadDestination, downloadSource, keepOwnership, runDownload, runUpload, uploadDestination, uploadSource } from './transfer-runner.js';
 import { walkRemote } from './tree.js';
 import { type LeftOut, leaveOutUnreadable, noteUnlisted } from './left-out.js';
 import { ZIP_MAX_ENTRIES, zipRemoteFolder } from './zip-stream.js';
@@ -638,22 +638,32 @@ export class SftpService {
     })();
   }
 
-  /** A source that is not there or cannot be read is refused here, before there is a transfer (uploadSource). */
+  /**
+   * A source that is not there or cannot be read, and a destination it may not go to (a missing
+   * folder, a name taken without overwrite), are refused here, before there is a transfer
+   * (uploadSource, uploadDestination).
+   */
   async upload(i: { sessionId: string; localPath: string; remotePath: string; overwrite: boolean }): Promise<{ transferId: string }> {
     const localPath = callerLocalPath(i.localPath);
     const rfs = await this.fs(i.sessionId);
     const source = await uploadSource(localPath);
+    await uploadDestination(rfs, localPath, source, i.remotePath, i.overwrite);
     const plan = this.planFor(rfs, 'write');
     const t = new Transfer(i.sessionId, 'upload', 'file', localPath, i.remotePath);
     this.track(t, () => runUpload(rfs, t, i.overwrite, plan, source));
     return { transferId: t.id };
   }
 
-  /** A source that is not there is refused here, before there is a transfer (downloadSource). */
+  /**
+   * A source that is not there or cannot be read, and a destination it may not go to, are refused
+   * here, before there is a transfer (downloadSource, downloadDestination).
+   */
   async download(i: { sessionId: string; remotePath: string; localPath: string; overwrite: boolean }): Promise<{ transferId: string }> {
     const localPath = callerLocalPath(i.localPath);
     const rfs = await this.fs(i.sessionId);
-    return this.startDownload(rfs, { ...i, localPath }, await downloadSource(rfs, i.remotePath));
+    const source = await downloadSource(rfs, i.remotePath);
+    await downloadDestination(i.remotePath, source, localPath, i.overwrite);
+    return this.startDownload(rfs, { ...i, localPath }, source);
   }
 
   /** `source`: the attributes downloadSource found at remotePath. */

@@ -101,8 +101,9 @@ async function downloadOne(rfs: RemoteFs, t: Transfer, plan: TransferPlan, remot
 /**
  * What a download is to copy, looked at before its transfer starts, so a source that is not
  * there is refused by the call itself (`wraith call sftp.download` fails) instead of by a
- * transfer that fails later: ENOTFOUND (missing, or a link to nothing), EBADARGS not_a_file
- * (neither a file nor a folder, or a file that never ends). Its attributes.
+ * transfer that fails later: ENOTFOUND (missing, or a link to nothing), EDENIED (a file this
+ * login may not read), EBADARGS not_a_file (neither a file nor a folder, or a file that never
+ * ends). Its attributes.
  */
 export async function downloadSource(rfs: RemoteFs, remote: string): Promise<Stats> {
   const st = await rfs.statTarget(remote, `download ${remote}`);
@@ -110,15 +111,22 @@ export async function downloadSource(rfs: RemoteFs, remote: string): Promise<Sta
   if (type !== 'file' && type !== 'dir') {
     throw sftpError('EBADARGS', `Cannot download ${remote}: it is neither a file nor a folder.`, 'not_a_file', { path: remote });
   }
-  if (type === 'file') refuseEndless(remote);
+  if (type === 'file') {
+    refuseEndless(remote);
+    // Whether this login may read it, only opening tells (as uploadSource does for a local file).
+    await rfs.close(await rfs.open(remote, 'r'), remote);
+  }
   return st;
 }
 
-/** `st`: the source's attributes, from downloadSource. */
-export async function runDownload(rfs: RemoteFs, t: Transfer, overwrite: boolean, plan: TransferPlan, st: Stats): Promise<void> {
-  const remote = t.remotePath;
-  const dest = t.localPath ?? '';
-  const type = entryType(st.mode);
+/**
+ * Where a download of `remote` (attributes `st`, from downloadSource) is to land: refused when the
+ * local folder is missing (ENOTFOUND), the name is taken and `overwrite` was not asked (EBADARGS
+ * exists), or a file would replace a folder or a folder a file (EBADARGS). sftp.download asks
+ * before its transfer starts, so the call itself fails; the transfer asks again as it starts.
+ * What is at `dest` now.
+ */
+export async function downloadDestination(remote: string, st: Stats, dest: string, overwrite: boolean): Promise<LocalStats | null> {
   const parent = await localLstatOrNull(dirname(dest));
   if (!parent?.isDirectory()) {
     throw sftpError('ENOTFOUND', `Cannot download to ${dest}: the local folder ${dirname(dest)} does not exist.`, 'not_a_directory', { path: dest });
@@ -127,11 +135,23 @@ export async function runDownload(rfs: RemoteFs, t: Transfer, overwrite: boolean
   if (existing && !overwrite) {
     throw sftpError('EBADARGS', `Cannot download to ${dest}: it already exists (pass overwrite to replace it).`, 'exists', { path: dest });
   }
+  if (entryType(st.mode) === 'file' && existing?.isDirectory()) {
+    throw sftpError('EBADARGS', `Cannot download the file ${remote} over the local folder ${dest}.`, 'not_a_file', { path: dest });
+  }
+  if (entryType(st.mode) === 'dir' && existing && !existing.isDirectory()) {
+    throw sftpError('EBADARGS', `Cannot download the folder ${remote} over the local file ${dest}.`, 'not_a_directory', { path: dest });
+  }
+  return existing;
+}
+
+/** `st`: the source's attributes, from downloadSource. */
+export async function runDownload(rfs: RemoteFs, t: Transfer, overwrite: boolean, plan: TransferPlan, st: Stats): Promise<void> {
+  const remote = t.remotePath;
+  const dest = t.localPath ?? '';
+  const type = entryType(st.mode);
+  const existing = await downloadDestination(remote, st, dest, overwrite);
 
   if (type === 'file') {
-    if (existing?.isDirectory()) {
-      throw sftpError('EBADARGS', `Cannot download the file ${remote} over the local folder ${dest}.`, 'not_a_file', { path: dest });
-    }
     // Size 0 may not mean empty (/proc's files, read to their end): unknown until the end.
     t.totalBytes = st.size === 0 ? null : st.size;
     t.filesTotal = 1;
@@ -140,9 +160,6 @@ export async function runDownload(rfs: RemoteFs, t: Transfer, overwrite: boolean
     return;
   }
 
-  if (existing && !existing.isDirectory()) {
-    throw sftpError('EBADARGS', `Cannot download the folder ${remote} over the local file ${dest}.`, 'not_a_directory', { path: dest });
-  }
   t.kind = 'folder';
   // What this login cannot read (a folder it may not list, a file it may not open) is left out
   // rather than failing the whole download, as scp -r goes on past it; the folder gets a list of
@@ -257,10 +274,14 @@ export async function uploadSource(local: string): Promise<LocalStats> {
   return st;
 }
 
-/** `st`: the source's stats, from uploadSource. */
-export async function runUpload(rfs: RemoteFs, t: Transfer, overwrite: boolean, plan: TransferPlan, st: LocalStats): Promise<void> {
-  const local = t.localPath ?? '';
-  const dest = t.remotePath;
+/**
+ * Where an upload of `local` (stats `st`, from uploadSource) is to land on the server: refused
+ * when the folder is missing there (ENOTFOUND), a file would replace a folder, the name is taken
+ * and `overwrite` was not asked (EBADARGS exists), or a folder would replace something else.
+ * sftp.upload asks before its transfer starts, so the call itself fails; the transfer asks again
+ * as it starts. What is at `dest` now.
+ */
+export async function uploadDestination(rfs: RemoteFs, local: string, st: LocalStats, dest: string, overwrite: boolean): Promise<Stats | null> {
   const parentDir = posix.dirname(dest);
   const parent = await rfs.lstatOrNull(parentDir);
   if (!parent || entryType(parent.mode) === 'file') {
@@ -273,6 +294,17 @@ export async function runUpload(rfs: RemoteFs, t: Transfer, overwrite: boolean, 
   if (existing && !overwrite) {
     throw sftpError('EBADARGS', `Cannot upload to ${dest}: it already exists on the server (pass overwrite to replace it).`, 'exists', { path: dest });
   }
+  if (!st.isFile() && existing && existingType !== 'dir') {
+    throw sftpError('EBADARGS', `Cannot upload the folder ${local} over ${dest}, which is not a folder.`, 'not_a_directory', { path: dest });
+  }
+  return existing;
+}
+
+/** `st`: the source's stats, from uploadSource. */
+export async function runUpload(rfs: RemoteFs, t: Transfer, overwrite: boolean, plan: TransferPlan, st: LocalStats): Promise<void> {
+  const local = t.localPath ?? '';
+  const dest = t.remotePath;
+  const existing = await uploadDestination(rfs, local, st, dest, overwrite);
 
   if (st.isFile()) {
     t.totalBytes = st.size;
@@ -285,9 +317,6 @@ export async function runUpload(rfs: RemoteFs, t: Transfer, overwrite: boolean, 
     return;
   }
 
-  if (existing && existingType !== 'dir') {
-    throw sftpError('EBADARGS', `Cannot upload the folder ${local} over ${dest}, which is not a folder.`, 'not_a_directory', { path: dest });
-  }
   t.kind = 'folder';
   const tree = await walkLocal(local, t.signal);
   setTotals(t, tree);
