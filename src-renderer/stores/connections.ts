@@ -3,7 +3,7 @@ import { computed, ref } from 'vue';
 import type { Connection, Group } from '@common/contract/connections.js';
 import type { Input, Output } from '@common/contract/index.js';
 import { useHost } from '../transport/index.js';
-import { connectionAddress } from '../features/connections/labels.js';
+import { connectionSubtitle } from '../features/connections/labels.js';
 import { useVaultStore } from './vault.js';
 
 export type ConnectionDraft = Input<'connections.create'>;
@@ -44,17 +44,17 @@ export const useConnectionsStore = defineStore('connections', () => {
     }, 50);
   });
 
-  /** Connections the filter lets through (name, tags, and the address as the rows show it: user@host:port; and the chosen tag). */
+  const byId = computed(() => new Map(connections.value.map((c) => [c.id, c])));
+
+  /** Connections the filter lets through (name, tags, and the second line as the rows show it: user@host:port via jump host; and the chosen tag). */
   const visible = computed(() => {
     const q = query.value.trim().toLowerCase();
     return connections.value.filter((c) => {
       if (tag.value && !c.tags.includes(tag.value)) return false;
       if (!q) return true;
-      return [c.name, connectionAddress(c), ...c.tags].some((f) => f.toLowerCase().includes(q));
+      return [c.name, connectionSubtitle(c, byId.value), ...c.tags].some((f) => f.toLowerCase().includes(q));
     });
   });
-
-  const byId = computed(() => new Map(connections.value.map((c) => [c.id, c])));
 
   async function create(draft: ConnectionDraft): Promise<Connection> {
     const save = () => host.call('connections.create', draft);

@@ -172,6 +172,24 @@ describe('the tree filter', () => {
     await filter.fill('');
     await row('web02').waitFor();
   });
+
+  it('shows the jump host a connection goes through on its row, by its name, and finds it by that', async () => {
+    const behind = row('behind bastion');
+    expect(await behind.locator('.sub').innerText()).toBe('ops@10.9.8.8 via bastion');
+    expect(await behind.getAttribute('aria-label')).toBe('behind bastion, SSH ops@10.9.8.8 via bastion');
+    const filter = page.getByRole('searchbox', { name: 'Filter connections' });
+    await filter.fill('via bastion');
+    await expect.poll(() => tree().getByRole('treeitem').allInnerTexts()).toHaveLength(1);
+    expect(await behind.count()).toBe(1);
+    await filter.fill('');
+    // Renamed elsewhere, the jump host is named anew on the rows that go through it.
+    const bastion = (await api.call('connections.list', { query: 'bastion' })).connections.find((c) => c.name === 'bastion');
+    if (!bastion) throw new Error('bastion is not saved');
+    await api.call('connections.update', { id: bastion.id, patch: { name: 'gateway' } });
+    await expect.poll(() => behind.locator('.sub').innerText()).toBe('ops@10.9.8.8 via gateway');
+    await api.call('connections.update', { id: bastion.id, patch: { name: 'bastion' } });
+    await expect.poll(() => behind.locator('.sub').innerText()).toBe('ops@10.9.8.8 via bastion');
+  });
 });
 
 describe('deleting a jump host', () => {

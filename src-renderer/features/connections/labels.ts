@@ -14,6 +14,17 @@ export function connectionAddress(c: Pick<Connection, 'kind' | 'host' | 'port' |
   return c.port === DEFAULT_PORT[c.kind] ? `${user}${c.host}` : `${user}${hostAndPort(c.host, c.port)}`;
 }
 
+/**
+ * A row's second line: the address, and the jump host it is reached through, by name ("ops@web01
+ * via bastion"), so a connection that depends on another says so where it is picked. `byId`:
+ * the saved connections by id (a jump host that is not among them is said to be missing).
+ */
+export function connectionSubtitle(c: Connection, byId: ReadonlyMap<string, Pick<Connection, 'name'>>): string {
+  const address = connectionAddress(c);
+  if (!c.jumpHostId) return address;
+  return `${address} via ${byId.get(c.jumpHostId)?.name ?? 'a missing jump host'}`;
+}
+
 /** "Linux / prod": a group by its path, so two "prod" groups in different folders differ. */
 export function groupPath(groups: readonly Group[], id: string): string {
   const byId = new Map(groups.map((g) => [g.id, g]));
