@@ -11,6 +11,8 @@ export const ERROR_CODES = [
   'EAUTH',
   'EHOSTKEY_UNKNOWN',
   'EHOSTKEY_CHANGED',
+  /** The server offered an SSH host key a known_hosts import marked @revoked (details: the key, its source). */
+  'EHOSTKEY_REVOKED',
   'ECERT_UNKNOWN',
   'ECERT_CHANGED',
   'ESESSIONCLOSED',

@@ -184,6 +184,8 @@ export class App {
     r.handle('hostkeys.trust', (i) => this.hostKeys.trust(i.kind, i.host, i.port, i.keyType, i.fingerprint));
     r.handle('hostkeys.forget', (i) => ({ ok: true, forgotten: this.hostKeys.forget(i.kind, i.host, i.port) }));
     r.handle('hostkeys.matchHashed', (i) => this.hostKeys.matchHashed(i.names));
+    r.handle('hostkeys.revoked', () => this.hostKeys.listRevoked());
+    r.handle('hostkeys.liftRevocation', (i) => ({ ok: true, lifted: this.hostKeys.liftRevocation(i.fingerprint) }));
     r.handle('hostkeys.importKnownHosts', (i) => this.hostKeys.importKnownHosts(i?.path));
 
     r.handle('sessions.list', () => this.sessions.list());

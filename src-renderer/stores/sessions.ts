@@ -14,11 +14,12 @@ export type TerminalBackend = 'ssh' | 'pty';
 
 /**
  * starting: opening; hostkey-unknown / hostkey-changed: waiting for the user's decision;
+ * hostkey-revoked: refused, the server offered a key a known_hosts import marked @revoked (its card says so);
  * credential: waiting for a password or key passphrase that is not saved, or was refused (problem
  * details: a CredentialNeed); failed: could not open (problem says why); open; disconnected: SSH
  * dropped (Reconnect keeps the scrollback); ended: the shell exited or the session was closed.
  */
-export type TabPhase = 'starting' | 'hostkey-unknown' | 'hostkey-changed' | 'credential' | 'failed' | 'open' | 'disconnected' | 'ended';
+export type TabPhase = 'starting' | 'hostkey-unknown' | 'hostkey-changed' | 'hostkey-revoked' | 'credential' | 'failed' | 'open' | 'disconnected' | 'ended';
 
 /** As OpenSSH (NumberOfPasswordPrompts 3): after this many refused secrets the tab stops asking. */
 export const MAX_CREDENTIAL_TRIES = 3;
@@ -532,7 +533,11 @@ export const useSessionsStore = defineStore('sessions', () => {
     // A missing or refused password is asked for in the tab (its card), as ssh asks at its
     // prompt — up to MAX_CREDENTIAL_TRIES refusals, then the tab says it failed (Try again asks anew).
     const ask = need && tab.credentialTries < MAX_CREDENTIAL_TRIES;
-    tab.phase = e.code === 'EHOSTKEY_UNKNOWN' ? 'hostkey-unknown' : e.code === 'EHOSTKEY_CHANGED' ? 'hostkey-changed' : ask ? 'credential' : otherwise;
+    tab.phase =
+      e.code === 'EHOSTKEY_UNKNOWN' ? 'hostkey-unknown' :
+      e.code === 'EHOSTKEY_CHANGED' ? 'hostkey-changed' :
+      e.code === 'EHOSTKEY_REVOKED' ? 'hostkey-revoked' :
+      ask ? 'credential' : otherwise;
     // What was typed stays for the rest of this connect (a host key question or another hop's
     // password may come between), except a refused one; a connect given up forgets it all.
     if (tab.phase === 'credential' && need?.reason === 'credential-rejected') {
@@ -634,6 +639,7 @@ export const useSessionsStore = defineStore('sessions', () => {
     const what =
       tab.phase === 'hostkey-unknown' ? `the server's ${identity} was not trusted` :
       tab.phase === 'hostkey-changed' ? `the server's ${identity} has changed` :
+      tab.phase === 'hostkey-revoked' ? `the server offered a revoked ${identity}` :
       tab.phase === 'credential' && tab.kind !== 'rdp' ? `no ${credentialNeed(tab)?.credential ?? 'password'} was given` : null;
     if (!what) return;
     if (tab.kind !== 'rdp') tab.credentialTries = 0;

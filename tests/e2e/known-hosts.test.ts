@@ -3,7 +3,9 @@
  * is listed and can be forgotten; a known_hosts file hashed by OpenSSH (ssh-keyscan -H) is
  * imported, and the next connection goes through without asking; the filter finds the hashed
  * entry by the host it stands for; a jump host's key question names the hop; an import names the
- * servers whose key differs from the trusted one, and what it left out or stopped trusting as @revoked.
+ * servers whose key differs from the trusted one, and what it left out or stopped trusting as @revoked;
+ * a server that offers a revoked key is refused in its tab with no way to trust it there, and the
+ * dialog lists the revocation and lifts it after asking.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -209,5 +211,44 @@ describe('the Known hosts dialog', () => {
     expect(hosts.sort()).toEqual([sshd.host, 'new.example.com']);
     await dialog().getByRole('button', { name: 'Close' }).last().click();
     await dialog().waitFor({ state: 'detached' });
+  });
+
+  it('a server that offers a key an import marked @revoked is refused in its tab, with no Trust; the dialog lists the revocation and lifts it after asking', async () => {
+    const serverKey = readFileSync(join(sshd.dir, 'host_ed25519.pub'), 'utf8').split(' ').slice(0, 2).join(' ');
+    const path = join(files, 'known_hosts_revokes_server');
+    writeFileSync(path, `@revoked * ${serverKey}\n`);
+    await api.call('hostkeys.importKnownHosts', { path });
+
+    const tabsBefore = await page.locator('.tab').count();
+    await openTab();
+    const pane = page.locator('.tab-panel:visible');
+    const card = pane.getByRole('alertdialog', { name: /is revoked/ });
+    await card.waitFor({ timeout: 20_000 });
+    expect(await card.locator('h3').innerText()).toBe(`⚠ The host key of ${sshd.host}:${sshd.port} is revoked`);
+    const text = await card.innerText();
+    expect(text).toContain('Wraith refused to connect and sent no password or key.');
+    expect(text).toContain(`ssh-ed25519 ${sshd.hostKeyFingerprint}`);
+    expect(text).toContain(path);
+    // Nothing here trusts the key: the only ways out are away from it.
+    expect(await card.getByRole('button').allInnerTexts()).toEqual(['Close tab']);
+    expect(await page.locator('.tab.active .dot').getAttribute('class')).toContain('hostkey-revoked');
+    // It has the keys: Escape closes the tab that never opened.
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.locator('.tab').count()).toBe(tabsBefore);
+
+    await page.getByRole('button', { name: 'Known hosts' }).click();
+    const revokedRow = dialog().getByRole('table', { name: 'Revoked keys' }).locator(`tr[data-fingerprint="${sshd.hostKeyFingerprint}"]`);
+    await expect.poll(() => revokedRow.innerText()).toContain(path);
+    expect(await revokedRow.innerText()).toContain('ssh-ed25519');
+    await revokedRow.getByRole('button', { name: `Lift the revocation of ${sshd.hostKeyFingerprint}` }).click();
+    await page.getByRole('dialog', { name: 'Lift a revocation' }).getByRole('button', { name: 'Lift revocation' }).click();
+    await revokedRow.waitFor({ state: 'detached' });
+    await dialog().getByRole('button', { name: 'Close' }).last().click();
+    await dialog().waitFor({ state: 'detached' });
+
+    // Lifted, the key is as unknown as on a first connection: asked about, not trusted.
+    await openTab();
+    await pane.getByRole('alertdialog', { name: /First connection/ }).getByRole('button', { name: 'Trust and connect' }).click();
+    await expect.poll(() => page.locator('.tab.active').getAttribute('class'), { timeout: 20_000 }).toContain('open');
   });
 });

@@ -5,6 +5,7 @@
  * hashed entry can be forgotten by the name hostkeys.list shows.
  */
 import { execFileSync } from 'node:child_process';
+import { createHmac, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -229,11 +230,12 @@ describe('OpenSSH known_hosts import', () => {
     );
     expect(await client.call('hostkeys.importKnownHosts', { path })).toEqual({ ...noFindings, imported: 1, skipped: 1, revoked: 3 });
     expect((await serverEntries()).map((e) => [e.host, e.fingerprint])).toEqual([['db7.example.com', other.fingerprint]]);
-    // Nothing vouches for the server's key: it is a first connection again, and nothing was sent.
+    // The server's key is refused, and nothing was sent.
     const before = logins();
-    expect((await failure(client.call('ssh.open', { connectionId }))).code).toBe('EHOSTKEY_UNKNOWN');
+    expect((await failure(client.call('ssh.open', { connectionId }))).code).toBe('EHOSTKEY_REVOKED');
     expect(logins()).toBe(before);
     await client.call('hostkeys.forget', { kind: 'ssh', host: 'db7.example.com', port: 22 });
+    expect(await client.call('hostkeys.liftRevocation', { fingerprint: sshd.hostKeyFingerprint })).toEqual({ ok: true, lifted: 1 });
   });
 
   test('a key Wraith trusts that the file marks @revoked is no longer trusted, and the import names where', async () => {
@@ -249,8 +251,67 @@ describe('OpenSSH known_hosts import', () => {
     });
     expect(await serverEntries()).toEqual([]);
     const before = logins();
-    expect((await failure(client.call('ssh.open', { connectionId }))).code).toBe('EHOSTKEY_UNKNOWN');
+    expect((await failure(client.call('ssh.open', { connectionId }))).code).toBe('EHOSTKEY_REVOKED');
     expect(logins()).toBe(before);
+    expect(await client.call('hostkeys.liftRevocation', { fingerprint: sshd.hostKeyFingerprint })).toEqual({ ok: true, lifted: 1 });
+  });
+
+  test('a key an import marked @revoked, on a hashed line for another host, is refused at every later connect, after a restart too, before anything is sent', async () => {
+    // A hashed name of some other server: a revoked key is revoked whatever host its line names.
+    const salt = randomBytes(20);
+    const elsewhere = `|1|${salt.toString('base64')}|${createHmac('sha1', salt).update('elsewhere.example.com').digest('base64')}`;
+    const path = write('known_hosts_revoked_remembered', `@revoked ${elsewhere} ${serverKey()}\n`);
+    expect(await client.call('hostkeys.importKnownHosts', { path })).toEqual({ imported: 0, skipped: 1, ...noFindings });
+
+    for (let round = 0; round < 2; round++) {
+      const logBefore = sshd.readLog().length;
+      const before = logins();
+      const err = await failure(client.call('ssh.open', { connectionId }));
+      expect(err.code).toBe('EHOSTKEY_REVOKED');
+      const revokedAt = String(err.details?.revokedAt);
+      expect(revokedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+      expect(err.message).toBe(
+        `${sshd.host}:${sshd.port} (web01) offered the host key ssh-ed25519 ${sshd.hostKeyFingerprint}, which ${path} marks @revoked ` +
+          `(imported ${revokedAt.slice(0, 10)}): Wraith refuses that key whichever server offers it, and nothing was sent. ` +
+          "Ask the server's administrator for its new key; if the revocation was a mistake, lift it in Known hosts.",
+      );
+      expect(err.details).toMatchObject({ host: sshd.host, port: sshd.port, keyType: 'ssh-ed25519', fingerprint: sshd.hostKeyFingerprint, source: path });
+      // The connection reached sshd, but no login did, and no password.
+      expect(logins()).toBe(before);
+      expect(sshd.readLog().slice(logBefore)).not.toMatch(/userauth-request|Accepted|Failed password/);
+      if (round === 1) break;
+      // The revocation is in the database: a restarted Wraith still refuses the key.
+      client.close();
+      await app.dispose();
+      app = new App({ dataDir, host: 'in-process' });
+      client = connectInProcess(app);
+    }
+  });
+
+  test('hostkeys.trust refuses a revoked key with the same code, for any host; hostkeys.revoked lists it with where it came from', async () => {
+    for (const host of [sshd.host, 'web01.example.com']) {
+      const err = await failure(client.call('hostkeys.trust', { kind: 'ssh', host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint }));
+      expect(err.code).toBe('EHOSTKEY_REVOKED');
+      expect(err.message).toContain(`The host key ssh-ed25519 ${sshd.hostKeyFingerprint} cannot be trusted: it was marked @revoked in ${join(files, 'known_hosts_revoked_remembered')}`);
+    }
+    expect(await serverEntries()).toEqual([]);
+    expect(await client.call('hostkeys.revoked')).toEqual([
+      { keyType: 'ssh-ed25519', fingerprint: sshd.hostKeyFingerprint, source: join(files, 'known_hosts_revoked_remembered'), revokedAt: expect.any(String) },
+    ]);
+    // A later file that has the key as an ordinary entry does not bring it back.
+    const path = write('known_hosts_after_revocation', `[${sshd.host}]:${sshd.port} ${serverKey()}\n`);
+    expect(await client.call('hostkeys.importKnownHosts', { path })).toEqual({ ...noFindings, imported: 0, skipped: 0, revoked: 1 });
+    expect((await failure(client.call('ssh.open', { connectionId }))).code).toBe('EHOSTKEY_REVOKED');
+  });
+
+  test('a revocation lifted deliberately leaves the key unknown, not trusted: it is asked about again', async () => {
+    expect(await client.call('hostkeys.liftRevocation', { fingerprint: sshd.hostKeyFingerprint })).toEqual({ ok: true, lifted: 1 });
+    expect(await client.call('hostkeys.liftRevocation', { fingerprint: sshd.hostKeyFingerprint })).toEqual({ ok: true, lifted: 0 });
+    expect(await client.call('hostkeys.revoked')).toEqual([]);
+    expect((await failure(client.call('ssh.open', { connectionId }))).code).toBe('EHOSTKEY_UNKNOWN');
+    await client.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
+    expect(await whoami()).toBe(sshd.users.password.username);
+    await client.call('hostkeys.forget', { kind: 'ssh', host: sshd.host, port: sshd.port });
   });
 
   test('hostkeys.matchHashed finds the hashed entries a host name stands for', async () => {

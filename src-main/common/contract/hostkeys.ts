@@ -17,6 +17,21 @@ export const HostKeyEntry = z.object({
 export type HostKeyEntry = z.infer<typeof HostKeyEntry>;
 
 /**
+ * An SSH host key an imported known_hosts file marked @revoked: refused at connect whatever server
+ * offers it (EHOSTKEY_REVOKED), and hostkeys.trust refuses it, until hostkeys.liftRevocation.
+ */
+export const RevokedHostKey = z.object({
+  keyType: z.string(),
+  /** "SHA256:<base64>" as OpenSSH prints it. */
+  fingerprint: z.string(),
+  /** The known_hosts file whose @revoked line it was (the first import that said so). */
+  source: z.string(),
+  /** When that import was (ISO 8601). */
+  revokedAt: z.string(),
+});
+export type RevokedHostKey = z.infer<typeof RevokedHostKey>;
+
+/**
  * The fingerprints Wraith itself produces, and so the only ones a trusted key can match: SSH as
  * OpenSSH prints it ("SHA256:" + unpadded base64 of the 32-byte SHA-256), RDP the certificate's
  * SHA-256 as FreeRDP gives it (32 lowercase hex pairs joined by colons; upper case is taken and
@@ -77,9 +92,9 @@ export const KnownHostsImport = z.object({
   conflicts: z.number().int(),
   /** Where the file has another key than the one Wraith trusts (Wraith's is kept): `fingerprint` is Wraith's, `fileFingerprint` the file's. */
   conflicting: z.array(KnownHostsKey.extend({ fileFingerprint: z.string() })),
-  /** Entries of the file left out: their key is marked @revoked in the same file. */
+  /** Entries of the file left out: their key is marked @revoked in the same file, or was by an earlier import. */
   revoked: z.number().int(),
-  /** Keys Wraith trusted that the file marks @revoked: no longer trusted (the next connection asks again). */
+  /** Keys Wraith trusted that the file marks @revoked: no longer trusted (the next connection is refused, EHOSTKEY_REVOKED). */
   revokedForgotten: z.array(KnownHostsKey),
 });
 export type KnownHostsImport = z.infer<typeof KnownHostsImport>;
@@ -90,7 +105,21 @@ export const hostkeysMethods = {
     TrustInput,
     HostKeyEntry,
     'Trusts a key for host:port (replacing any key trusted before, deliberately). The details of an EHOSTKEY_UNKNOWN ' +
-      '(or of an ECERT_UNKNOWN, with kind "rdp") can be passed as they are.',
+      '(or of an ECERT_UNKNOWN, with kind "rdp") can be passed as they are. A key a known_hosts import marked @revoked fails EHOSTKEY_REVOKED ' +
+      '(see hostkeys.revoked; lift it first with hostkeys.liftRevocation).',
+  ),
+  'hostkeys.revoked': method(
+    Empty.optional(),
+    z.array(RevokedHostKey),
+    'SSH host keys a known_hosts import marked @revoked: refused at connect (EHOSTKEY_REVOKED) whatever server offers them, and never trusted. ' +
+      'source is the file that revoked the key, revokedAt when it was imported.',
+  ),
+  'hostkeys.liftRevocation': method(
+    z.object({ fingerprint: z.string().trim().regex(SSH_FINGERPRINT, 'An SSH host key fingerprint is "SHA256:" and 43 base64 characters, as hostkeys.revoked shows it.') }),
+    /** `lifted`: 1, or 0 when the key was not revoked. */
+    z.object({ ok: z.literal(true), lifted: z.number().int().nonnegative() }),
+    'Lifts the revocation of an SSH host key (by its fingerprint, as hostkeys.revoked shows it), deliberately: the key is then unknown like any other, ' +
+      'trusted for no server until it is trusted again. `lifted` is 0 when the key was not revoked.',
   ),
   'hostkeys.forget': method(
     Target.extend({ host: z.union([HashedHostName, ConnectionHost]) }),
@@ -112,6 +141,7 @@ export const hostkeysMethods = {
       'imported counts new host/key pairs (keys already trusted are not counted); skipped counts @cert-authority/@revoked lines, wildcard patterns and unreadable lines; ' +
       'conflicting lists the servers (host, port, key type) for which the file has another key than the one Wraith trusts, conflicts counts them ' +
       '(Wraith keeps its own; forget it to take the file\'s). A key the file marks @revoked is imported for no host (revoked counts the entries left out), ' +
-      'and no longer trusted where Wraith trusted it (revokedForgotten lists those).',
+      'no longer trusted where Wraith trusted it (revokedForgotten lists those), and remembered as revoked (hostkeys.revoked): ' +
+      'connections that offer it are refused with EHOSTKEY_REVOKED. A key an earlier import revoked is left out too.',
   ),
 };

@@ -1,5 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
-import type { HostKeyEntry, KnownHostsImport } from '../../common/contract/hostkeys.js';
+import type { HostKeyEntry, KnownHostsImport, RevokedHostKey } from '../../common/contract/hostkeys.js';
 import { WraithError } from '../../common/errors.js';
 import type { Db } from '../db/database.js';
 import { readLocalFileSync } from '../local-files.js';
@@ -9,7 +9,8 @@ export type HostKeyKind = 'ssh' | 'rdp';
 export type HostKeyVerdict =
   | { status: 'trusted' }
   | { status: 'unknown' }
-  | { status: 'changed'; knownFingerprint: string; knownKeyType: string };
+  | { status: 'changed'; knownFingerprint: string; knownKeyType: string }
+  | { status: 'revoked'; revocation: RevokedHostKey };
 
 interface Row {
   kind: HostKeyKind;
@@ -19,6 +20,13 @@ interface Row {
   fingerprint: string;
   hashed: number;
   source: 'user' | 'known_hosts';
+  added_at: string;
+}
+
+interface RevokedRow {
+  fingerprint: string;
+  key_type: string;
+  source: string;
   added_at: string;
 }
 
@@ -56,12 +64,34 @@ export class HostKeyStore {
     return (this.db.prepare('SELECT * FROM known_hosts ORDER BY kind, host, port').all() as Row[]).map(toEntry);
   }
 
+  /** The SSH host keys an import marked @revoked, refused whatever server offers them. */
+  listRevoked(): RevokedHostKey[] {
+    return (this.db.prepare('SELECT * FROM revoked_host_keys ORDER BY added_at, fingerprint').all() as RevokedRow[]).map(toRevoked);
+  }
+
+  /** The revocation of an SSH host key, if an import marked it @revoked. */
+  revocation(fingerprint: string): RevokedHostKey | null {
+    const row = this.db.prepare('SELECT * FROM revoked_host_keys WHERE fingerprint = ?').get(fingerprint) as RevokedRow | undefined;
+    return row ? toRevoked(row) : null;
+  }
+
   /**
-   * Compares a presented key with what is trusted for host:port. Only keys of the same type
-   * count as "changed": a server offering a key type we never saw is "unknown" (as OpenSSH).
+   * Lifts a revocation deliberately: the key is then as unknown as any other (nothing is trusted
+   * again by this; the next connection asks). Returns how many were lifted (0: it was not revoked).
+   */
+  liftRevocation(fingerprint: string): number {
+    return this.db.prepare('DELETE FROM revoked_host_keys WHERE fingerprint = ?').run(fingerprint).changes;
+  }
+
+  /**
+   * Compares a presented key with what is trusted for host:port. A revoked SSH key is refused
+   * first, whatever the host: OpenSSH's "must not ever be accepted", trusted or not. Only keys of
+   * the same type count as "changed": a server offering a key type we never saw is "unknown" (as OpenSSH).
    * But if every trusted key for the host has another type, we still report unknown, never trusted.
    */
   check(kind: HostKeyKind, host: string, port: number, keyType: string, fingerprint: string): HostKeyVerdict {
+    const revocation = kind === 'ssh' ? this.revocation(fingerprint) : null;
+    if (revocation) return { status: 'revoked', revocation };
     const rows = this.matching(kind, host, port);
     if (rows.some((r) => r.fingerprint === fingerprint)) return { status: 'trusted' };
     const sameType = rows.find((r) => r.key_type === keyType);
@@ -72,6 +102,15 @@ export class HostKeyStore {
   }
 
   trust(kind: HostKeyKind, host: string, port: number, keyType: string, fingerprint: string): HostKeyEntry {
+    const revocation = kind === 'ssh' ? this.revocation(fingerprint) : null;
+    if (revocation) {
+      throw new WraithError(
+        'EHOSTKEY_REVOKED',
+        `The host key ${revocation.keyType} ${fingerprint} cannot be trusted: it was marked @revoked in ${revocation.source} (imported ${revocation.revokedAt.slice(0, 10)}), ` +
+          'so Wraith refuses it for every server. If that revocation was a mistake, lift it in Known hosts first.',
+        { kind, host, port, ...revocation },
+      );
+    }
     const now = new Date().toISOString();
     this.db.transaction(() => {
       // Trusting replaces what was trusted before for this key type (RDP: for the host:port).
@@ -114,7 +153,9 @@ export class HostKeyStore {
   /**
    * Imports an OpenSSH known_hosts file: plain, "[host]:port", comma lists and hashed entries. A key
    * the file marks @revoked is a key that must never be accepted: it is imported for no host,
-   * whatever host its @revoked line names, and where Wraith trusts it, it is trusted no longer.
+   * whatever host its @revoked line names, where Wraith trusts it, it is trusted no longer, and it
+   * is remembered as revoked (with this file as where that came from), so later connections and
+   * imports refuse it too.
    */
   importKnownHosts(file = '~/.ssh/known_hosts'): KnownHostsImport {
     let text: string;
@@ -142,11 +183,16 @@ export class HostKeyStore {
       return [...same, ...other.filter(matches)];
     };
     const lines = text.split('\n').map((raw) => raw.trim().split(/\s+/));
-    const revokedKeys = new Set<string>();
+    /** The file's @revoked keys: fingerprint → key type. */
+    const revokedKeys = new Map<string, string>();
     for (const [marker, , keyType = '', b64 = ''] of lines) {
       const blob = marker === '@revoked' ? keyBlob(keyType, b64) : null;
-      if (blob) revokedKeys.add(sshFingerprint(blob));
+      if (blob) revokedKeys.set(sshFingerprint(blob), keyType);
     }
+    const isRevoked = this.db.prepare('SELECT 1 FROM revoked_host_keys WHERE fingerprint = ?');
+    // The first import that revoked a key stays its source: a later file that says so again adds nothing.
+    const remember = this.db.prepare('INSERT OR IGNORE INTO revoked_host_keys (fingerprint, key_type, source, added_at) VALUES (?, ?, ?, ?)');
+    const source = expandHome(file);
     const now = new Date().toISOString();
     let imported = 0;
     let skipped = 0;
@@ -156,7 +202,7 @@ export class HostKeyStore {
     // looks like, which the person has to look into.
     const conflicting: KnownHostsImport['conflicting'] = [];
     const add = (host: string, port: number, keyType: string, fp: string, hashed: 0 | 1) => {
-      if (revokedKeys.has(fp)) {
+      if (revokedKeys.has(fp) || isRevoked.get(fp)) {
         revoked++;
         return;
       }
@@ -168,7 +214,8 @@ export class HostKeyStore {
       else if (put.run(host, port, keyType, fp, hashed, now).changes > 0) imported++;
     };
     const revokedForgotten = this.db.transaction(() => {
-      const forgotten = this.forgetFingerprints([...revokedKeys]);
+      for (const [fp, keyType] of revokedKeys) remember.run(fp, keyType, source, now);
+      const forgotten = this.forgetFingerprints([...revokedKeys.keys()]);
       for (const parts of lines) {
         if (!parts[0] || parts[0].startsWith('#')) continue;
         // A marker (@cert-authority, @revoked) changes the meaning; we do not import those (a
@@ -253,6 +300,10 @@ function keyBlob(keyType: string, b64: string): Buffer | null {
   if (blob.length < 4 + keyType.length) return null;
   const len = blob.readUInt32BE(0);
   return len === keyType.length && blob.toString('latin1', 4, 4 + len) === keyType ? blob : null;
+}
+
+function toRevoked(r: RevokedRow): RevokedHostKey {
+  return { keyType: r.key_type, fingerprint: r.fingerprint, source: r.source, revokedAt: r.added_at };
 }
 
 function toEntry(r: Row): HostKeyEntry {

@@ -185,7 +185,7 @@ function forwardableAgent(conn: ResolvedConnection): string {
 /**
  * Connects one hop (optionally over `sock`, a forwarded channel of the previous hop): host key
  * checked against the store in ssh2's hostVerifier, which runs during key exchange — before the
- * userauth service is even requested, so no credential can leave on an unknown or changed key.
+ * userauth service is even requested, so no credential can leave on an unknown, changed or revoked key.
  */
 export function connectHop(
   deps: ConnectDeps,
@@ -343,6 +343,17 @@ export function connectHop(
           // The connection being opened, when this hop is a jump host on the way to it.
           ...(opts.jumpHostFor ? { jumpHostFor: opts.jumpHostFor } : {}),
         };
+        if (verdict.status === 'revoked') {
+          const { source, revokedAt } = verdict.revocation;
+          failure = new WraithError(
+            'EHOSTKEY_REVOKED',
+            `${hostAndPort(conn.host, conn.port)} (${hopName}) offered the host key ${keyType} ${fingerprint}, which ${source} marks @revoked ` +
+              `(imported ${revokedAt.slice(0, 10)}): Wraith refuses that key whichever server offers it, and nothing was sent. ` +
+              'Ask the server\'s administrator for its new key; if the revocation was a mistake, lift it in Known hosts.',
+            { ...details, source, revokedAt },
+          );
+          return false;
+        }
         failure =
           verdict.status === 'unknown'
             ? new WraithError(
