@@ -327,6 +327,10 @@ export const useSessionsStore = defineStore('sessions', () => {
   host.on('ssh.prompt', (p) => {
     prompts.value = [...prompts.value, p];
   });
+  // Answered in another window, timed out, or its login given up (the open was cancelled): its card goes.
+  host.on('ssh.prompt_closed', ({ promptId }) => {
+    prompts.value = prompts.value.filter((p) => p.promptId !== promptId);
+  });
 
   /** Loads the host's sessions; running terminals this page does not show yet become tabs. */
   async function load(): Promise<void> {

@@ -2,10 +2,13 @@
  * Logins typed in the tab, in real Chromium against the real sshd: the server's own
  * keyboard-interactive prompt asks again after a refusal (saying so); the tab's password card gives
  * up after three refusals, as ssh does, with Try again asking anew; and a jump host and its target
- * that both have no saved password are each asked for once. The tests run in order on one page.
+ * that both have no saved password are each asked for once; a login prompt whose open is given up
+ * (its caller went away) leaves the window at once. The tests run in order on one page.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
+import { connectWebSocket } from '../../src-main/server/ws-client.js';
+import { failure } from '../fixtures/errors.js';
 import { type TestBrowser, fillNewSshConnection, openApp } from '../fixtures/browser.js';
 import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
 import { echoWorks as echoIn } from '../fixtures/terminal-page.js';
@@ -129,5 +132,32 @@ describe('mistyped logins', () => {
     expect(await card().count()).toBe(0);
     expect(asked).toHaveLength(2);
     await echoWorks('through-bastion');
+  });
+});
+
+describe('a login given up', () => {
+  it('the login card of an open whose caller goes away (a CLI) is taken down at once', async () => {
+    const cli = await connectWebSocket(server.url, server.token);
+    try {
+      await cli.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
+      const conn = await cli.call('connections.create', {
+        name: 'asked-elsewhere',
+        kind: 'ssh',
+        host: sshd.host,
+        port: sshd.port,
+        username: sshd.users.password.username,
+        authMethod: 'keyboard-interactive',
+      });
+      const opening = failure(cli.call('ssh.open', { connectionId: conn.id }));
+      // Every window shows the server's question, whoever asked to connect.
+      await loginDialog().waitFor({ timeout: 20_000 });
+      expect(await loginDialog().innerText()).toContain('asked-elsewhere');
+      cli.close();
+      await opening;
+      // The prompt would wait 120 s for an answer nobody can use: its card goes now.
+      await loginDialog().waitFor({ state: 'detached', timeout: 10_000 });
+    } finally {
+      cli.close();
+    }
   });
 });

@@ -139,6 +139,46 @@ describe('wraith serve', () => {
     await until('the login connection closed on the server', () => connections() === before, 10_000);
     expect((await client.call('sessions.list')).length).toBe(sessionsBefore);
   });
+
+  test('the login prompt of a caller that goes away is withdrawn at once, and a late answer to it is refused', async () => {
+    const { client, sshd, host } = served;
+    const conn = await client.call('connections.create', {
+      name: 'asks-then-goes',
+      kind: 'ssh',
+      host: sshd.host,
+      port: sshd.port,
+      username: sshd.users.password.username,
+      authMethod: 'keyboard-interactive',
+    });
+    // A window shows every login prompt as a card, whoever opened the connection (here a CLI).
+    const window = await connectWebSocket(host.url, host.token);
+    const caller = await connectWebSocket(host.url, host.token);
+    try {
+      window.subscribe(['ssh.prompt']);
+      const closed: string[] = [];
+      window.on('ssh.prompt_closed', (p) => closed.push(p.promptId));
+      const prompted = new Promise<string>((resolve) => {
+        const off = window.on('ssh.prompt', (p) => {
+          if (p.connectionId !== conn.id) return;
+          off();
+          resolve(p.promptId);
+        });
+      });
+      const opening = failure(caller.call('ssh.open', { connectionId: conn.id }));
+      const promptId = await prompted;
+      expect(closed).toEqual([]);
+      caller.close();
+      await opening;
+      // The prompt waits 120 s for its answer here: its card is taken down long before.
+      await until('the prompt withdrawn', () => closed.includes(promptId));
+      const late = await failure(window.call('ssh.answer', { promptId, answers: [sshd.users.password.password] }));
+      expect(late.code).toBe('ENOTFOUND');
+      expect(late.message).toMatch(/no longer waiting/);
+    } finally {
+      caller.close();
+      window.close();
+    }
+  });
 });
 
 describe('the Electron port transport', () => {

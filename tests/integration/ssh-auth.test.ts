@@ -316,6 +316,34 @@ describe('auth methods', () => {
     }
   });
 
+  test('closing a session whose reconnect waits at its login prompt gives the reconnect up: the prompt is withdrawn at once', async () => {
+    const id = await connection({ authMethod: 'keyboard-interactive' });
+    let off = client.on('ssh.prompt', (p) => void client.call('ssh.answer', { promptId: p.promptId, answers: [sshd.users.password.password] }));
+    const { sessionId } = await client.call('ssh.open', { connectionId: id }).finally(() => off());
+    sshd.dropConnections();
+    await expect.poll(async () => (await client.call('sessions.list')).find((s) => s.id === sessionId)?.state, { timeout: 10_000 }).toBe('disconnected');
+
+    const closed: string[] = [];
+    const offClosed = client.on('ssh.prompt_closed', (p) => closed.push(p.promptId));
+    const prompted = new Promise<string>((resolve) => {
+      off = client.on('ssh.prompt', (p) => (off(), resolve(p.promptId)));
+    });
+    try {
+      const reconnecting = failure(client.call('ssh.reconnect', { sessionId }));
+      const promptId = await prompted;
+      await client.call('sessions.close', { sessionId });
+      // Given up for the close, not left to the prompt's timeout (ETIMEOUT).
+      const err = await reconnecting;
+      expect(err.code).toBe('ECANCELLED');
+      expect(closed).toContain(promptId);
+      expect((await failure(client.call('ssh.answer', { promptId, answers: ['x'] }))).code).toBe('ENOTFOUND');
+      expect((await client.call('sessions.list')).find((s) => s.id === sessionId)).toBeUndefined();
+    } finally {
+      off();
+      offClosed();
+    }
+  });
+
   test('shutting down while a login waits for the user cancels it and leaves nothing behind', async () => {
     const id = await connection({ authMethod: 'keyboard-interactive' });
     const prompted = new Promise<void>((resolve) => {

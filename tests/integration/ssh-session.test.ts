@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { Client } from 'ssh2';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import type { ContractClient } from '../../src-main/common/client.js';
 import type { EventPayload } from '../../src-main/common/contract/index.js';
 import { App } from '../../src-main/node/app.js';
@@ -540,5 +541,59 @@ describe('jump host', () => {
     expect(jump.readLog()).toMatch(new RegExp(`direct-tcpip.*\\n?.*port ${sshd.port}|target 127\\.0\\.0\\.1 port ${sshd.port}`));
     expect(jump.readLog()).toContain('Accepted publickey for wraith-key');
     await client.call('sessions.close', { sessionId });
+  });
+
+  test('an open given up after the chain connected, while the shell opens, ends both connections and registers nothing', async () => {
+    const jumpConn = await client.call('connections.create', {
+      name: 'bastion-2',
+      kind: 'ssh',
+      host: jump.host,
+      port: jump.port,
+      username: jump.users.key.username,
+      authMethod: 'key',
+      secrets: { privateKey: jump.users.key.privateKey },
+    });
+    const target = await client.call('connections.create', {
+      name: 'db02',
+      kind: 'ssh',
+      host: sshd.host,
+      port: sshd.port,
+      username: sshd.users.password.username,
+      authMethod: 'password',
+      jumpHostId: jumpConn.id,
+      secrets: { password: sshd.users.password.password },
+    });
+    for (const h of [jump, sshd]) await client.call('hostkeys.trust', { kind: 'ssh', host: h.host, port: h.port, keyType: h.hostKeyType, fingerprint: h.hostKeyFingerprint });
+    // Each connection a server holds is a child of its listener.
+    const held = (h: SshdHandle) => {
+      const pid = readFileSync(join(h.dir, 'sshd.pid'), 'utf8').trim();
+      return execFileSync('sh', ['-c', `pgrep -P ${pid} || true`], { encoding: 'utf8' }).split('\n').filter(Boolean).length;
+    };
+    const before = { jump: held(jump), target: held(sshd) };
+    const sessionsBefore = (await client.call('sessions.list')).map((s) => s.id);
+    const opened: string[] = [];
+    const off = client.on('session.changed', (s) => opened.push(s.id));
+    // The caller goes (its signal aborts, as a closed window's does) just as the shell is asked
+    // for: both hops are logged in by then.
+    const gone = new AbortController();
+    const shell = Client.prototype.shell;
+    const asked = vi.spyOn(Client.prototype, 'shell').mockImplementation(function (this: Client, ...args: unknown[]) {
+      expect(held(jump)).toBe(before.jump + 1);
+      expect(held(sshd)).toBe(before.target + 1);
+      gone.abort();
+      return Reflect.apply(shell, this, args) as Client;
+    });
+    try {
+      const err = await failure(app.ssh.open({ connectionId: target.id, cols: 80, rows: 24 }, gone.signal, 'test'));
+      expect(asked).toHaveBeenCalledTimes(1);
+      expect(err.code).toBe('ECANCELLED');
+      expect(err.message).toBe('Connecting to db02 was cancelled.');
+      expect((await client.call('sessions.list')).map((s) => s.id)).toEqual(sessionsBefore);
+      expect(opened).toEqual([]);
+      await until('both connections closed on the servers', () => held(jump) === before.jump && held(sshd) === before.target, 10_000);
+    } finally {
+      asked.mockRestore();
+      off();
+    }
   });
 });

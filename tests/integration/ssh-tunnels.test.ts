@@ -10,7 +10,7 @@ import { type AddressInfo, type Server, connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SocksClient } from 'socks';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test, vi } from 'vitest';
 import type { z } from 'zod';
 import type { ContractClient } from '../../src-main/common/client.js';
 import type { SavedForward } from '../../src-main/common/contract/connections.js';
@@ -413,4 +413,24 @@ test('a saved forward is checked like a started one', async () => {
   );
   expect(wide.code).toBe('EBADARGS');
   expect((await client.call('connections.get', { id: connectionId })).sshOptions.forwards).toBeUndefined();
+});
+
+test('an open whose caller goes away while its saved forwards start ends the session and its forwards, and says it was cancelled', async () => {
+  const saved = await connectionWithForwards('forwards-then-gone', [{ kind: 'dynamic', bindHost: '127.0.0.1', bindPort: 0 }]);
+  const sessionsBefore = (await client.call('sessions.list')).map((s) => s.id);
+  const gone = new AbortController();
+  const start = app.ssh.tunnels.start.bind(app.ssh.tunnels);
+  const started = vi.spyOn(app.ssh.tunnels, 'start').mockImplementation((session, spec) => {
+    gone.abort(); // the caller goes (a closed window) while the forward starts
+    return start(session, spec);
+  });
+  try {
+    const err = await failure(app.ssh.open({ connectionId: saved, cols: 80, rows: 24 }, gone.signal, 'test'));
+    expect(started).toHaveBeenCalledTimes(1);
+    expect(err.code).toBe('ECANCELLED');
+    expect((await client.call('sessions.list')).map((s) => s.id)).toEqual(sessionsBefore);
+    expect((await client.call('tunnels.list')).tunnels).toEqual([]);
+  } finally {
+    started.mockRestore();
+  }
 });

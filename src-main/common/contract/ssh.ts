@@ -103,7 +103,7 @@ export const sshMethods = {
   'ssh.answer': method(
     z.object({ promptId: Id, answers: z.array(z.string().max(10_000)).max(20).nullable() }),
     Ok,
-    'Answers a keyboard-interactive prompt (null cancels the login).',
+    'Answers a keyboard-interactive prompt (null cancels the login). One that waits no more (see ssh.prompt_closed) fails ENOTFOUND.',
   ),
 };
 
@@ -119,5 +119,10 @@ export const sshEvents = {
       refused: z.number().int().min(0),
     }),
     'The server asks the user something (keyboard-interactive: 2FA codes, passwords). `refused` > 0: the previous answers were refused and it asks again.',
+  ),
+  'ssh.prompt_closed': event(
+    z.object({ promptId: Id }),
+    'An ssh.prompt waits no more: answered (here or in another window), cancelled, timed out, or withdrawn because its login was given up ' +
+      '(the open was cancelled, its caller went away, the server closed the connection). Take its card down; ssh.answer for it fails ENOTFOUND.',
   ),
 };

@@ -35,13 +35,15 @@ export function keyTypeOf(blob: Buffer): string {
 }
 
 interface PendingPrompt {
-  resolve: (answers: string[] | null) => void;
-  timer: NodeJS.Timeout;
+  resolve: (answers: string[] | null | 'timeout') => void;
 }
 
 /**
  * Keyboard-interactive prompts waiting for the user: `ssh.prompt` goes out, `ssh.answer` comes
- * back. A prompt nobody answers within the timeout fails the login with ETIMEOUT.
+ * back. A prompt nobody answers within the timeout fails the login with ETIMEOUT. However a
+ * prompt ends (answered, cancelled, timed out, or withdrawn because its login was given up),
+ * `ssh.prompt_closed` says so: every window shows the card, and one that asks for nothing more
+ * must not stand until its timeout.
  */
 export class PromptBroker {
   private readonly pending = new Map<string, PendingPrompt>();
@@ -51,21 +53,33 @@ export class PromptBroker {
     private readonly timeoutMs: number,
   ) {}
 
-  ask(connectionId: string, name: string, instructions: string, prompts: Prompt[], refused = 0): Promise<string[] | null | 'timeout'> {
+  /**
+   * `signal`: the login the prompt is for was given up (its connect cancelled, its connection
+   * gone): the prompt is withdrawn at once and the answer is null.
+   */
+  ask(
+    connectionId: string,
+    name: string,
+    instructions: string,
+    prompts: Prompt[],
+    refused = 0,
+    signal?: AbortSignal,
+  ): Promise<string[] | null | 'timeout'> {
+    if (signal?.aborted) return Promise.resolve(null);
     const promptId = randomUUID();
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(promptId);
-        resolve('timeout');
-      }, this.timeoutMs);
-      this.pending.set(promptId, {
+      const withdraw = () => entry.resolve(null);
+      const timer = setTimeout(() => entry.resolve('timeout'), this.timeoutMs);
+      const entry: PendingPrompt = {
         resolve: (a) => {
           clearTimeout(timer);
-          this.pending.delete(promptId);
+          signal?.removeEventListener('abort', withdraw);
+          if (!this.pending.delete(promptId)) return;
+          this.bus.emit('ssh.prompt_closed', { promptId });
           resolve(a);
         },
-        timer,
-      });
+      };
+      this.pending.set(promptId, entry);
       this.bus.emit('ssh.prompt', {
         promptId,
         connectionId,
@@ -74,12 +88,13 @@ export class PromptBroker {
         prompts: prompts.map((p) => ({ prompt: p.prompt, echo: p.echo ?? false })),
         refused,
       });
+      signal?.addEventListener('abort', withdraw, { once: true });
     });
   }
 
   answer(promptId: string, answers: string[] | null): void {
     const p = this.pending.get(promptId);
-    if (!p) throw new WraithError('ENOTFOUND', 'That login prompt is no longer waiting (it was answered, cancelled or timed out).');
+    if (!p) throw new WraithError('ENOTFOUND', 'That login prompt is no longer waiting (it was answered, cancelled or timed out, or its login was given up).');
     p.resolve(answers);
   }
 
@@ -209,9 +224,12 @@ export function connectHop(
     const serverWords = new ServerWords();
     let failure: WraithError | null = null;
     let settled = false;
+    /** Aborted once this hop's login is over, whichever way: a prompt still shown is withdrawn. */
+    const loginOver = new AbortController();
     const finish = (err: WraithError | null) => {
       if (settled) return;
       settled = true;
+      loginOver.abort();
       clock.stop();
       serverWords.stop();
       signal?.removeEventListener('abort', onAbort);
@@ -257,7 +275,8 @@ export function connectHop(
       }
       kiAnsweredByUser = true;
       clock.pause();
-      void deps.prompts.ask(conn.id, name, instructions, prompts, kiRefused).then((answers) => {
+      void deps.prompts.ask(conn.id, name, instructions, prompts, kiRefused, loginOver.signal).then((answers) => {
+        if (settled) return; // withdrawn: the login was given up meanwhile
         clock.run();
         if (answers === 'timeout') {
           failure = new WraithError('ETIMEOUT', `Nobody answered the login prompt of ${conn.name} in time; connect again to retry.`);

@@ -146,6 +146,8 @@ export class SshSession extends TerminalSession {
   /** Bumped on every (re)connect, so late events of an old connection are ignored. */
   private generation = 0;
   private readonly createdAt = new Date().toISOString();
+  /** Aborted when the session closes: a connect (reconnect) under way is given up. */
+  private readonly closing = new AbortController();
 
   constructor(
     id: string,
@@ -211,25 +213,50 @@ export class SshSession extends TerminalSession {
     const gen = ++this.generation;
     this.state = 'connecting';
     this.reason = null;
-    const clients = await connectChain(deps, chain, signal);
-    if (gen !== this.generation || this.isClosed()) {
-      for (const c of clients.reverse()) c.destroy();
-      throw new WraithError('ECANCELLED', `${this.title} was closed while connecting.`);
+    // Closing the session gives up its connect as the caller going away does: a login prompt it
+    // shows is withdrawn at once rather than left to its timeout.
+    const cancelled = signal ? AbortSignal.any([signal, this.closing.signal]) : this.closing.signal;
+    const clients = await connectChain(deps, chain, cancelled);
+    const endClients = () => [...clients].reverse().forEach((c) => c.destroy());
+    // Given up while the chain connected or the shell opened: what was made ends here, and
+    // nothing is registered or left open.
+    const givenUp = () =>
+      gen !== this.generation || this.isClosed()
+        ? new WraithError('ECANCELLED', `${this.title} was closed while connecting.`)
+        : cancelled.aborted
+          ? new WraithError('ECANCELLED', `Connecting to ${this.title} was cancelled.`)
+          : null;
+    let stop = givenUp();
+    if (stop) {
+      endClients();
+      throw stop;
     }
     const target = clients[clients.length - 1];
     if (!target) throw new WraithError('EIO', 'No connection was made.');
     let channel: ClientChannel;
     try {
       channel = await new Promise<ClientChannel>((resolve, reject) => {
+        // Not waited for once the connect is given up: the connection it would ride on ends below.
+        const onCancel = () => reject(givenUp());
+        cancelled.addEventListener('abort', onCancel, { once: true });
         target.shell(
           { term: 'xterm-256color', cols: this.cols, rows: this.rows },
           { env: { ...localeEnv(), [SESSION_ENV]: this.id } },
-          (err, ch) => (err ? reject(new WraithError('EIO', `${this.title} refused to open a shell: ${err.message}`)) : resolve(ch)),
+          (err, ch) => {
+            cancelled.removeEventListener('abort', onCancel);
+            if (err) reject(new WraithError('EIO', `${this.title} refused to open a shell: ${err.message}`));
+            else resolve(ch);
+          },
         );
       });
     } catch (err) {
-      for (const c of clients.reverse()) c.destroy();
+      endClients();
       throw err;
+    }
+    stop = givenUp();
+    if (stop) {
+      endClients();
+      throw stop;
     }
     this.clients = clients;
     this.channel = channel;
@@ -322,6 +349,7 @@ export class SshSession extends TerminalSession {
     const wasOpen = this.state === 'open';
     this.state = 'closed';
     this.reason = 'Closed.';
+    this.closing.abort();
     this.teardown();
     if (wasOpen) this.emitExit(null, null, 'Closed.');
     this.disposeTerminal();
@@ -443,6 +471,11 @@ export class SshService {
     }
     this.deps.connected?.(session.id);
     const forwardErrors = await this.startSavedForwards(session, target.sshOptions.forwards ?? []);
+    if (signal?.aborted) {
+      // The caller went away while the forwards started: nobody would own the session.
+      await session.close();
+      throw new WraithError('ECANCELLED', `Connecting to ${session.title} was cancelled.`);
+    }
     return forwardErrors.length > 0 ? { sessionId: session.id, forwardErrors } : { sessionId: session.id };
   }
 
