@@ -544,6 +544,27 @@ describe('cancel and failure leave nothing behind', () => {
 });
 
 describe('folders', () => {
+  test('a folder of big files, whose copies wait for the channel by the dozen, raises no listener-leak warning', async () => {
+    // Four files at once, each with more chunks than the channel has request slots: dozens of
+    // copy workers wait on the transfer's one abort signal. Node warned of a leak past ten,
+    // in every log of a busy host.
+    const src = join(localDir, 'big-files');
+    mkdirSync(src);
+    for (const n of [1, 2, 3, 4]) writeFileSync(join(src, `part${n}.bin`), randomBytes(6 * MB));
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+    process.on('warning', onWarning);
+    try {
+      const up = await service.wait((await service.upload({ sessionId: SESSION, localPath: src, remotePath: `${remoteDir}/big-files`, overwrite: false })).transferId);
+      expect(up).toMatchObject({ state: 'done', filesDone: 4 });
+      // Warnings are emitted on the next tick.
+      await new Promise((r) => setImmediate(r));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings.filter((w) => w.startsWith('MaxListenersExceededWarning'))).toEqual([]);
+  });
+
   test('a nested folder uploads and downloads intact, with file counts in progress', async () => {
     const src = join(localDir, 'project');
     const files: Record<string, Buffer> = {

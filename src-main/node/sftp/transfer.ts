@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import type { TransferInfo, TransferProgress } from '../../common/contract/sftp.js';
 import { toSerializedError } from '../../common/errors.js';
 
@@ -9,12 +10,22 @@ type State = TransferProgress['state'];
 const SPEED_WINDOW_MS = 3000;
 
 /**
+ * The abort switch of a transfer. Each of its copy workers waiting for a request slot listens on
+ * it (RequestSlots.acquire): up to slots × files at once, well past Node's warning at 11.
+ */
+function transferController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
+}
+
+/**
  * One upload or download: its counters, its abort switch and its speed meter. The service
  * owns the work; this object is what `sftp.transfers` lists and `transfer.progress` reports.
  */
 export class Transfer {
   readonly id = randomUUID();
-  readonly controller = new AbortController();
+  readonly controller = transferController();
   readonly startedAt = new Date();
   endedAt: Date | null = null;
   bytes = 0;
