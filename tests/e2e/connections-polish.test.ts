@@ -352,7 +352,13 @@ describe('a renamed tab', () => {
     await page.locator('.tab.active').click({ button: 'right' });
     await page.getByRole('menuitem', { name: 'Rename tab…' }).click();
     const rename = page.getByRole('dialog', { name: 'Rename tab' });
-    await rename.getByRole('textbox').fill('prod shell');
+    // It opens with the tab's name selected whole, so typing replaces it (not appends to it).
+    const box = rename.getByRole('textbox');
+    const selectedWhole = () =>
+      box.evaluate((el: HTMLInputElement) => el.value.length > 0 && document.activeElement === el && el.selectionStart === 0 && el.selectionEnd === el.value.length);
+    await expect.poll(selectedWhole).toBe(true);
+    await page.keyboard.type('prod shell');
+    expect(await box.inputValue()).toBe('prod shell');
     await rename.getByRole('button', { name: 'Rename' }).click();
     await expect.poll(tabTitles).toContain('prod shell');
     const before = await tabTitles();
