@@ -105,7 +105,7 @@ export class App {
       connected: (sessionId) => void this.sftp.sessionConnected(sessionId),
     });
     this.pty = new PtyService(terminalDeps);
-    this.rdp.openTunnel = (via, host, port) => this.ssh.openTunnel(via, host, port);
+    this.rdp.openTunnel = (via, host, port, forConnection) => this.ssh.openTunnel(via, host, port, forConnection);
     this.registerTerminals();
     this.registerSftp();
     this.audit = new AuditLog(this.db);

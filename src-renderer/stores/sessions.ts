@@ -24,6 +24,18 @@ export type TabPhase = 'starting' | 'hostkey-unknown' | 'hostkey-changed' | 'hos
 /** As OpenSSH (NumberOfPasswordPrompts 3): after this many refused secrets the tab stops asking. */
 export const MAX_CREDENTIAL_TRIES = 3;
 
+/**
+ * The question card a failed connect asks, by its code: an SSH host key (the server's, or a jump
+ * host's on the way to it, an RDP desktop's too) or an RDP certificate that is not known yet, has
+ * changed, or (SSH) is revoked. Null for any other failure.
+ */
+export function questionPhase(code: string): 'hostkey-unknown' | 'hostkey-changed' | 'hostkey-revoked' | null {
+  if (code === 'EHOSTKEY_UNKNOWN' || code === 'ECERT_UNKNOWN') return 'hostkey-unknown';
+  if (code === 'EHOSTKEY_CHANGED' || code === 'ECERT_CHANGED') return 'hostkey-changed';
+  if (code === 'EHOSTKEY_REVOKED') return 'hostkey-revoked';
+  return null;
+}
+
 export interface Problem {
   code: string;
   message: string;
@@ -66,7 +78,8 @@ export interface TerminalTab {
 /**
  * An RDP desktop tab. The session lifecycle (open, certificate trust, reconnect) lives in
  * features/rdp; the store keeps the tab so the strip, shortcuts and session.changed treat it
- * like any other tab. Phases reuse TabPhase (hostkey-* = certificate questions).
+ * like any other tab. Phases reuse TabPhase (hostkey-* = certificate questions, or the SSH host
+ * key questions of a jump host on the way).
  */
 export interface RdpTab {
   key: string;
@@ -537,11 +550,7 @@ export const useSessionsStore = defineStore('sessions', () => {
     // A missing or refused password is asked for in the tab (its card), as ssh asks at its
     // prompt — up to MAX_CREDENTIAL_TRIES refusals, then the tab says it failed (Try again asks anew).
     const ask = need && tab.credentialTries < MAX_CREDENTIAL_TRIES;
-    tab.phase =
-      e.code === 'EHOSTKEY_UNKNOWN' ? 'hostkey-unknown' :
-      e.code === 'EHOSTKEY_CHANGED' ? 'hostkey-changed' :
-      e.code === 'EHOSTKEY_REVOKED' ? 'hostkey-revoked' :
-      ask ? 'credential' : otherwise;
+    tab.phase = questionPhase(e.code) ?? (ask ? 'credential' : otherwise);
     // What was typed stays for the rest of this connect (a host key question or another hop's
     // password may come between), except a refused one; a connect given up forgets it all.
     if (tab.phase === 'credential' && need?.reason === 'credential-rejected') {
@@ -587,22 +596,43 @@ export const useSessionsStore = defineStore('sessions', () => {
     return { host: h, port, keyType, fingerprint };
   }
 
+  /**
+   * What a tab's question is about, as Known hosts keeps it: an RDP certificate (ECERT_*), else
+   * an SSH host key — the server's, or a jump host's on the way (an RDP tab's too).
+   */
+  function identityKind(tab: SessionTab): 'ssh' | 'rdp' {
+    return tab.problem?.code.startsWith('ECERT_') ? 'rdp' : 'ssh';
+  }
+
+  /**
+   * Trusts the fingerprint the tab's question showed (false: the tab asks nothing). SSH and RDP
+   * tabs both call it, whichever hop the question was about; they then connect again.
+   */
+  async function trustShownIdentity(tab: SessionTab): Promise<boolean> {
+    const target = hostKeyTarget(tab);
+    if (!target) return false;
+    await host.call('hostkeys.trust', { kind: identityKind(tab), ...target });
+    return true;
+  }
+
+  /** After a changed key or certificate, deliberately: forgets the trusted one, so the next connect asks about the new one. */
+  async function forgetShownIdentity(tab: SessionTab): Promise<boolean> {
+    const target = hostKeyTarget(tab);
+    if (!target) return false;
+    await host.call('hostkeys.forget', { kind: identityKind(tab), host: target.host, port: target.port });
+    return true;
+  }
+
   /** Trusts the fingerprint the user was shown, then connects again. */
   async function trustAndConnect(key: string, cols: number, rows: number): Promise<void> {
     const tab = find(key);
-    const target = tab && hostKeyTarget(tab);
-    if (!tab || !target) return;
-    await host.call('hostkeys.trust', { kind: 'ssh', ...target });
-    await connectAfterDecision(tab, cols, rows);
+    if (tab && (await trustShownIdentity(tab))) await connectAfterDecision(tab, cols, rows);
   }
 
   /** The deliberate path after a changed key: forget the old one, then see (and judge) the new one. */
   async function forgetAndRetry(key: string, cols: number, rows: number): Promise<void> {
     const tab = find(key);
-    const target = tab && hostKeyTarget(tab);
-    if (!tab || !target) return;
-    await host.call('hostkeys.forget', { kind: 'ssh', host: target.host, port: target.port });
-    await connectAfterDecision(tab, cols, rows);
+    if (tab && (await forgetShownIdentity(tab))) await connectAfterDecision(tab, cols, rows);
   }
 
   /** Reconnects a dropped session (`fromCard`: this follows a password typed into its card). */
@@ -639,11 +669,13 @@ export const useSessionsStore = defineStore('sessions', () => {
   function cancelReconnect(key: string): void {
     const tab = find(key) ?? findRdp(key);
     if (!tab?.sessionId) return;
-    const identity = tab.kind === 'rdp' ? 'certificate' : 'host key';
+    // An RDP tab's question may be about its jump host's SSH key rather than its certificate.
+    const identity = identityKind(tab) === 'rdp' ? 'certificate' : 'host key';
+    const server = typeof tab.problem?.details.jumpHostFor === 'string' ? 'jump host' : 'server';
     const what =
-      tab.phase === 'hostkey-unknown' ? `the server's ${identity} was not trusted` :
-      tab.phase === 'hostkey-changed' ? `the server's ${identity} has changed` :
-      tab.phase === 'hostkey-revoked' ? `the server offered a revoked ${identity}` :
+      tab.phase === 'hostkey-unknown' ? `the ${server}'s ${identity} was not trusted` :
+      tab.phase === 'hostkey-changed' ? `the ${server}'s ${identity} has changed` :
+      tab.phase === 'hostkey-revoked' ? `the ${server} offered a revoked ${identity}` :
       tab.phase === 'credential' && tab.kind !== 'rdp' ? `no ${credentialNeed(tab)?.credential ?? 'password'} was given` : null;
     if (!what) return;
     if (tab.kind !== 'rdp') tab.credentialTries = 0;
@@ -808,6 +840,6 @@ export const useSessionsStore = defineStore('sessions', () => {
     infos, tabs, activeKey, activeTab, panelShell, prompts, runningCount,
     load, opening, openSsh, openShellTab, openRdp, findRdp, setPanelShell, panelShellRunning, closePanelShell, start, trustAndConnect, forgetAndRetry, connectWithCredential, credentialNeed, reconnect, cancelReconnect, relaunch, kill, close, activate, cycle,
     canDuplicate, connectionDeleted, deletedProblem, learnDeleted, closedMeanwhile, duplicate, openSshIn, rename, setShellTitle, setShellCwd, move, markAttention,
-    answerPrompt, hostKeyTarget,
+    answerPrompt, hostKeyTarget, trustShownIdentity, forgetShownIdentity,
   };
 });

@@ -3,7 +3,7 @@
  * certificate trust, screenshots that show the display, clicks mapped back through the
  * screenshot's scale, typed keys, frames, and a clean closed state when the server dies.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -11,6 +11,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { ContractClient } from '../../src-main/common/client.js';
 import type { EventPayload } from '../../src-main/common/contract/index.js';
 import { WraithError } from '../../src-main/common/errors.js';
+import { hostAndPort } from '../../src-main/common/host-address.js';
 import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
 import { toDesktopPoint } from '../../src-main/node/rdp/screenshot.js';
@@ -207,6 +208,78 @@ test('through an SSH jump host: the tunnel carries RDP, the certificate is check
     expect(sshd.readLog()).toMatch(new RegExp(`direct_tcpip.*target ::1 port ${server.port}`));
     await client.call('sessions.close', { sessionId: v6Session });
   } finally {
+    await sshd.stop();
+  }
+});
+
+test("through a jump host whose key is not trusted: the jump host's question names the hop, as an SSH open's does; changed and revoked keys are refused the same way", async () => {
+  const sshd = await startSshd();
+  try {
+    await client.call('vault.init', { protection: 'keyfile' }).catch(() => undefined);
+    const jump = await client.call('connections.create', {
+      name: 'gate', kind: 'ssh', host: sshd.host, port: sshd.port, username: sshd.users.password.username,
+      // Agent forwarding is the target's: a jump host on the way to a desktop forwards none (no agent runs here).
+      sshOptions: { agentForward: true },
+      secrets: { password: sshd.users.password.password },
+    });
+    const rdp = await client.call('connections.create', { name: 'desk behind gate', kind: 'rdp', host: '127.0.0.1', port: server.port, jumpHostId: jump.id, rdpOptions: { security: 'tls' } });
+    const hop = `${hostAndPort(sshd.host, sshd.port)} (jump host gate, on the way to desk behind gate)`;
+    const hopDetails = { host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint, connectionId: jump.id, connectionName: 'gate', jumpHostFor: 'desk behind gate' };
+
+    const unknown = await failure(client.call('rdp.open', { connectionId: rdp.id }));
+    expect(unknown.code).toBe('EHOSTKEY_UNKNOWN');
+    expect(unknown.details).toEqual(hopDetails);
+    expect(unknown.message).toBe(`The host key of ${hop} is not known yet. Check its fingerprint ${sshd.hostKeyFingerprint} (${sshd.hostKeyType}) and trust it to connect.`);
+
+    const wrong = `SHA256:${'A'.repeat(43)}`;
+    await client.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: wrong });
+    const changed = await failure(client.call('rdp.open', { connectionId: rdp.id }));
+    expect(changed.code).toBe('EHOSTKEY_CHANGED');
+    expect(changed.details).toEqual({ ...hopDetails, knownFingerprint: wrong, knownKeyType: sshd.hostKeyType });
+    expect(changed.message).toContain(`Host key for ${hop} changed`);
+    await client.call('hostkeys.forget', { kind: 'ssh', host: sshd.host, port: sshd.port });
+
+    const revocations = join(mkdtempSync(join(tmpdir(), 'wraith-rdp-kh-')), 'known_hosts');
+    writeFileSync(revocations, `@revoked * ${readFileSync(join(sshd.dir, 'host_ed25519.pub'), 'utf8').split(' ').slice(0, 2).join(' ')}\n`);
+    await client.call('hostkeys.importKnownHosts', { path: revocations });
+    const revoked = await failure(client.call('rdp.open', { connectionId: rdp.id }));
+    expect(revoked.code).toBe('EHOSTKEY_REVOKED');
+    expect(revoked.details).toMatchObject({ ...hopDetails, source: revocations });
+    expect(revoked.message).toContain(`${hop} offered the host key ${sshd.hostKeyType} ${sshd.hostKeyFingerprint}, which ${revocations} marks @revoked`);
+    await client.call('hostkeys.liftRevocation', { fingerprint: sshd.hostKeyFingerprint });
+
+    // Trusted as the question's details say (as the tab's card sends them back): the desktop opens.
+    await client.call('hostkeys.trust', { kind: 'ssh', ...(unknown.details as typeof hopDetails) });
+    const sessionId = await openTrusted(rdp.id);
+    expect((await client.call('rdp.screenshot', { sessionId, maxWidth: 320, maxHeight: 200 })).width).toBeGreaterThan(0);
+    await client.call('sessions.close', { sessionId });
+  } finally {
+    await sshd.stop();
+  }
+});
+
+test("a jump host's keyboard-interactive login during an RDP open is asked as an SSH open's is (ssh.prompt), and the desktop opens once answered", async () => {
+  const sshd = await startSshd();
+  client.subscribe(['rdp.', 'session.', 'ssh.prompt']);
+  const asked: string[] = [];
+  const off = client.on('ssh.prompt', (p) => {
+    asked.push(p.connectionId);
+    void client.call('ssh.answer', { promptId: p.promptId, answers: [sshd.users.password.password] });
+  });
+  try {
+    const jump = await client.call('connections.create', {
+      name: 'ki gate', kind: 'ssh', host: sshd.host, port: sshd.port, username: sshd.users.password.username, authMethod: 'keyboard-interactive',
+    });
+    await client.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
+    const rdp = await client.call('connections.create', { name: 'desk behind ki gate', kind: 'rdp', host: '127.0.0.1', port: server.port, jumpHostId: jump.id, rdpOptions: { security: 'tls' } });
+    const sessionId = await openTrusted(rdp.id);
+    // Once per rdp.open (the first may stop at the desktop's certificate question), each for the jump host.
+    expect(asked.length).toBeGreaterThan(0);
+    expect(new Set(asked)).toEqual(new Set([jump.id]));
+    await client.call('sessions.close', { sessionId });
+  } finally {
+    off();
+    client.subscribe(['rdp.', 'session.']);
     await sshd.stop();
   }
 });

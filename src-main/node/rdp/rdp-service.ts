@@ -9,8 +9,11 @@ import type { SessionHandle, SessionRegistry } from '../sessions/session-registr
 import { type RdpClosedInfo, RdpError, type RdpFrameRect, RdpSession } from './native.js';
 import { type Screenshot, encodeScreenshot } from './screenshot.js';
 
-/** An SSH tunnel to the RDP host through a jump connection; provided once SSH sessions exist. */
-export type RdpTunnelOpener = (jumpHostId: string, host: string, port: number) => Promise<{ host: string; port: number; close(): void }>;
+/**
+ * An SSH tunnel to the RDP host through a jump connection; provided once SSH sessions exist.
+ * `forConnection`: the RDP connection's name, which a hop's host key question names.
+ */
+export type RdpTunnelOpener = (jumpHostId: string, host: string, port: number, forConnection: string) => Promise<{ host: string; port: number; close(): void }>;
 
 /** How many rdp.frame events may be unacknowledged before frames are merged and held. */
 const FRAME_CREDITS = 2;
@@ -90,7 +93,7 @@ class RdpTab implements SessionHandle {
     if (c.jumpHostId) {
       if (!this.service.openTunnel) throw new WraithError('EUNAVAILABLE', 'RDP through a jump host needs SSH sessions, which this host does not offer.');
       // FreeRDP dials a TCP address, so the SSH hop is offered to it as a loopback listener.
-      const t = await this.service.openTunnel(c.jumpHostId, c.host, c.port);
+      const t = await this.service.openTunnel(c.jumpHostId, c.host, c.port, c.name);
       this.tunnel = t;
       target = { host: t.host, port: t.port };
     }

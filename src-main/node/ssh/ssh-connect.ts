@@ -470,16 +470,19 @@ function asDialled(conn: ResolvedConnection): ResolvedConnection {
 /**
  * Connects through the jump chain: `chain[0]` is the target, `chain[1]` its jump host, and so on.
  * Returns the clients from the outermost hop to the target; on failure closes what it opened.
+ * `jumpHostFor`: the chain is only the way to another connection (an RDP desktop behind it), so
+ * every hop, `chain[0]` too, is a jump host on the way to that one: its questions name it so, and
+ * none of them is the target that gets the agent forwarded.
  */
-export async function connectChain(deps: ConnectDeps, chain: ResolvedConnection[], signal?: AbortSignal): Promise<Client[]> {
+export async function connectChain(deps: ConnectDeps, chain: ResolvedConnection[], signal?: AbortSignal, jumpHostFor?: string): Promise<Client[]> {
   const order = chain.map(asDialled).reverse();
-  const target = chain[0]?.name;
+  const target = jumpHostFor ?? chain[0]?.name;
   const clients: Client[] = [];
   try {
     let prev: { client: Client; conn: ResolvedConnection } | null = null;
     for (const [i, conn] of order.entries()) {
       const sock: Duplex | undefined = prev ? await forwardTo(prev.client, prev.conn, conn) : undefined;
-      const isTarget = i === order.length - 1;
+      const isTarget = jumpHostFor === undefined && i === order.length - 1;
       const client = await connectHop(deps, conn, sock, signal, isTarget ? { isTarget } : { jumpHostFor: target });
       clients.push(client);
       prev = { client, conn };

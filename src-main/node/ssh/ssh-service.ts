@@ -545,10 +545,12 @@ export class SshService {
 
   /**
    * A loopback TCP tunnel to host:port through a saved SSH connection (and its own jump
-   * chain), each hop host-key checked. RDP through a jump host uses it.
+   * chain), each hop host-key checked. RDP through a jump host uses it. `forConnection`: the name
+   * of the connection the tunnel is for, which a hop's host key question names, as an SSH tab's
+   * does ("jump host bastion, on the way to desk").
    */
-  async openTunnel(viaConnectionId: string, host: string, port: number, signal?: AbortSignal): Promise<Tunnel> {
-    const clients = await connectChain(this.connectDeps, this.resolveChain(viaConnectionId), signal);
+  async openTunnel(viaConnectionId: string, host: string, port: number, forConnection: string, signal?: AbortSignal): Promise<Tunnel> {
+    const clients = await connectChain(this.connectDeps, this.resolveChain(viaConnectionId), signal, forConnection);
     try {
       return await listenTunnel(clients, host, port);
     } catch (err) {

@@ -1,6 +1,6 @@
 import { asWraithError } from '../../composables/errors.js';
 import { useConnectionsStore } from '../../stores/connections.js';
-import { type Problem, type RdpTab, useSessionsStore } from '../../stores/sessions.js';
+import { type Problem, type RdpTab, questionPhase, useSessionsStore } from '../../stores/sessions.js';
 import { useVaultStore } from '../../stores/vault.js';
 import { useHost } from '../../transport/index.js';
 
@@ -9,10 +9,19 @@ function problemOf(err: unknown): Problem {
   return { code: e.code, message: e.message, details: e.details ?? {} };
 }
 
+/**
+ * The question is about the SSH host key of the jump host on the way (EHOSTKEY_*), which the SSH
+ * tab's card asks, rather than about the desktop's certificate.
+ */
+export function asksAboutJumpHost(tab: RdpTab): boolean {
+  return tab.problem?.code.startsWith('EHOSTKEY_') ?? false;
+}
+
 /** The certificate the host asked about (ECERT_UNKNOWN / ECERT_CHANGED details). */
 export function certificateOf(
   tab: RdpTab,
 ): { host: string; port: number; fingerprint: string; knownFingerprint: string | null; subject: string | null; issuer: string | null } | null {
+  if (asksAboutJumpHost(tab)) return null;
   const d = tab.problem?.details ?? {};
   const { host, port, fingerprint, knownFingerprint, subject, issuer } = d;
   if (typeof host !== 'string' || typeof port !== 'number' || typeof fingerprint !== 'string') return null;
@@ -21,8 +30,9 @@ export function certificateOf(
 }
 
 /**
- * The life of an RDP tab's session: open (certificate checked like an SSH host key), trust or
- * forget a certificate, reconnect. State goes on the store's tab, so the tab strip shows it.
+ * The life of an RDP tab's session: open (certificate checked like an SSH host key, and the host
+ * keys of a jump host on the way), trust or forget a certificate or key, reconnect. State goes on
+ * the store's tab, so the tab strip shows it.
  */
 export function useRdpSession(key: string) {
   const host = useHost();
@@ -65,13 +75,13 @@ export function useRdpSession(key: string) {
   }
 
   /**
-   * Records why connecting failed. A certificate question becomes its card (the person decides,
-   * whether the tab was opening or reconnecting); anything else leaves the tab `otherwise`.
+   * Records why connecting failed. A certificate question, or a jump host's host key question,
+   * becomes its card (the person decides, whether the tab was opening or reconnecting); anything
+   * else leaves the tab `otherwise`.
    */
   function fail(t: RdpTab, err: unknown, otherwise: 'failed' | 'disconnected'): void {
     t.problem = problemOf(err);
-    const code = t.problem.code;
-    t.phase = code === 'ECERT_UNKNOWN' ? 'hostkey-unknown' : code === 'ECERT_CHANGED' ? 'hostkey-changed' : otherwise;
+    t.phase = questionPhase(t.problem.code) ?? otherwise;
   }
 
   /**
@@ -84,21 +94,16 @@ export function useRdpSession(key: string) {
     else await open(fit);
   }
 
+  /** Trusts the certificate, or the jump host's key, the card showed; then connects again. */
   async function trustAndOpen(fit: { width: number; height: number }): Promise<void> {
     const t = tab();
-    const cert = t && certificateOf(t);
-    if (!cert) return;
-    await host.call('hostkeys.trust', { kind: 'rdp', host: cert.host, port: cert.port, keyType: 'x509', fingerprint: cert.fingerprint });
-    await connectAfterDecision(fit);
+    if (t && (await sessions.trustShownIdentity(t))) await connectAfterDecision(fit);
   }
 
-  /** After a changed certificate, deliberately: forget the old one, then judge the new one. */
+  /** After a changed certificate or jump host key, deliberately: forget the old one, then judge the new one. */
   async function forgetAndRetry(fit: { width: number; height: number }): Promise<void> {
     const t = tab();
-    const cert = t && certificateOf(t);
-    if (!cert) return;
-    await host.call('hostkeys.forget', { kind: 'rdp', host: cert.host, port: cert.port });
-    await connectAfterDecision(fit);
+    if (t && (await sessions.forgetShownIdentity(t))) await connectAfterDecision(fit);
   }
 
   async function reconnect(): Promise<void> {

@@ -1,0 +1,124 @@
+/**
+ * An RDP tab whose desktop is reached through an SSH jump host, in real Chromium against a real
+ * sshd (the jump host) and a real RDP server (freerdp-shadow-cli on Xvfb): the jump host's SSH key
+ * is asked about in the RDP tab with the SSH tab's card, naming the hop, and Trust connects on to
+ * the desktop; a changed or revoked key is refused there as an SSH tab refuses it.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import type { ContractClient } from '../../src-main/common/client.js';
+import { connectWebSocket } from '../../src-main/server/ws-client.js';
+import { type TestBrowser, openApp } from '../fixtures/browser.js';
+import { type RdpTestServer, startRdpServer } from '../fixtures/rdp-server.js';
+import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
+import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+
+let rdp: RdpTestServer;
+let sshd: SshdHandle;
+let server: WraithServer;
+let api: ContractClient;
+let browser: TestBrowser;
+let page: Page;
+
+const pane = () => page.locator('.tab-panel:visible .rdp-pane');
+const openDesk = () => page.getByRole('treeitem', { name: /^desk via gate, RDP/ }).dblclick();
+/** How the cards name the jump host: its address, and which hop of the way it is. */
+const hop = () => `${sshd.host}:${sshd.port} (jump host rdp gate, on the way to desk via gate)`;
+const forgetJumpKey = () => api.call('hostkeys.forget', { kind: 'ssh', host: sshd.host, port: sshd.port });
+
+/** RGBA of the canvas pixel at desktop (x, y). */
+function pixel(x: number, y: number): Promise<number[]> {
+  return page.evaluate(
+    ([px, py]) => {
+      const c = document.querySelector<HTMLCanvasElement>('.tab-panel:not([style*="none"]) canvas.rdp-canvas');
+      const data = c?.getContext('2d')?.getImageData(px ?? 0, py ?? 0, 1, 1).data;
+      return data ? Array.from(data) : [];
+    },
+    [x, y],
+  );
+}
+
+beforeAll(async () => {
+  rdp = await startRdpServer({ width: 800, height: 600 });
+  await rdp.x('xsetroot', ['-solid', '#cc6633']);
+  sshd = await startSshd();
+  server = await startWraithServer();
+  api = await connectWebSocket(server.url, server.token);
+  await api.call('vault.init', { protection: 'keyfile' });
+  const gate = await api.call('connections.create', {
+    name: 'rdp gate', kind: 'ssh', host: sshd.host, port: sshd.port, username: sshd.users.password.username,
+    secrets: { password: sshd.users.password.password },
+  });
+  await api.call('connections.create', { name: 'desk via gate', kind: 'rdp', host: rdp.host, port: rdp.port, jumpHostId: gate.id, rdpOptions: { security: 'tls' } });
+  browser = await openApp(server.openUrl);
+  page = browser.page;
+});
+
+afterAll(async () => {
+  await browser?.close();
+  api?.close();
+  await server?.stop();
+  await sshd?.stop();
+  await rdp?.dispose();
+});
+
+describe('RDP through an SSH jump host (needs sshd, Xvfb, freerdp2-shadow-x11: scripts/test.sh installs them)', () => {
+  it("asks about the jump host's unknown key in the RDP tab, naming the hop; Trust connects on to the desktop", async () => {
+    await openDesk();
+    const question = pane().getByRole('alertdialog', { name: /First connection/ });
+    await question.waitFor({ timeout: 20_000 });
+    expect(await question.locator('h3').innerText()).toBe(`First connection to ${hop()}`);
+    expect(await question.locator('.fingerprint').innerText()).toBe(sshd.hostKeyFingerprint);
+    expect(await question.innerText()).toContain(sshd.hostKeyType);
+    await question.getByRole('button', { name: 'Trust and connect' }).click();
+
+    // The key is trusted as an SSH host key; the connect goes on, through the jump host, to the
+    // desktop, whose own certificate is the next question.
+    const certificate = pane().getByRole('alertdialog', { name: new RegExp(`First connection to 127\\.0\\.0\\.1:${rdp.port}$`) });
+    await certificate.waitFor({ timeout: 20_000 });
+    const trusted = await api.call('hostkeys.list');
+    expect(trusted).toContainEqual(expect.objectContaining({ kind: 'ssh', host: sshd.host, port: sshd.port, fingerprint: sshd.hostKeyFingerprint }));
+    await certificate.getByRole('button', { name: 'Trust and connect' }).click();
+
+    await expect.poll(() => pane().getAttribute('data-phase'), { timeout: 20_000 }).toBe('open');
+    await expect
+      .poll(async () => {
+        const got = await pixel(400, 300);
+        return got.length === 4 && Math.abs(got[0]! - 0xcc) <= 8 && Math.abs(got[1]! - 0x66) <= 8 && Math.abs(got[2]! - 0x33) <= 8;
+      }, { timeout: 15_000 })
+      .toBe(true);
+    expect(sshd.readLog()).toMatch(new RegExp(`direct_tcpip.*target 127\\.0\\.0\\.1 port ${rdp.port}`));
+    await api.call('sessions.close', { sessionId: (await pane().getAttribute('data-session-id')) ?? '' });
+  });
+
+  it("refuses a changed or revoked jump host key in the RDP tab as an SSH tab does, naming the hop", async () => {
+    await forgetJumpKey();
+    await api.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: `SHA256:${'A'.repeat(43)}` });
+    await openDesk();
+    const changed = pane().getByRole('alertdialog', { name: /has changed/ });
+    await changed.waitFor({ timeout: 20_000 });
+    expect(await changed.locator('h3').innerText()).toBe(`⚠ The host key of ${hop()} has changed`);
+    expect(await changed.innerText()).toContain(`${sshd.hostKeyType} ${sshd.hostKeyFingerprint}`);
+    await changed.getByRole('button', { name: 'Close tab' }).click();
+    await changed.waitFor({ state: 'detached' });
+    await forgetJumpKey();
+
+    const file = join(mkdtempSync(join(tmpdir(), 'wraith-e2e-kh-')), 'known_hosts');
+    writeFileSync(file, `@revoked * ${readFileSync(join(sshd.dir, 'host_ed25519.pub'), 'utf8').split(' ').slice(0, 2).join(' ')}\n`);
+    await api.call('hostkeys.importKnownHosts', { path: file });
+    try {
+      await openDesk();
+      const revoked = pane().getByRole('alertdialog', { name: /is revoked/ });
+      await revoked.waitFor({ timeout: 20_000 });
+      expect(await revoked.locator('h3').innerText()).toBe(`⚠ The host key of ${hop()} is revoked`);
+      expect(await revoked.innerText()).toContain(file);
+      await revoked.getByRole('button', { name: 'Close tab' }).click();
+      await revoked.waitFor({ state: 'detached' });
+    } finally {
+      await api.call('hostkeys.liftRevocation', { fingerprint: sshd.hostKeyFingerprint });
+    }
+  });
+});
