@@ -5,9 +5,11 @@
  * entry by the host it stands for; a jump host's key question names the hop; an import names the
  * servers whose key differs from the trusted one, and what it left out or stopped trusting as @revoked;
  * a server that offers a revoked key is refused in its tab with no way to trust it there, and the
- * dialog lists the revocation and lifts it after asking.
+ * dialog lists the revocation and lifts it after asking; each entry names the saved connections
+ * that use it (a hashed one too), and the filter finds it by them.
  */
 import { execFileSync } from 'node:child_process';
+import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -250,5 +252,43 @@ describe('the Known hosts dialog', () => {
     await openTab();
     await pane.getByRole('alertdialog', { name: /First connection/ }).getByRole('button', { name: 'Trust and connect' }).click();
     await expect.poll(() => page.locator('.tab.active').getAttribute('class'), { timeout: 20_000 }).toContain('open');
+  });
+  it('names the saved connections of each entry (its kind only, a hashed entry too, many kept short); the filter finds an entry by them', async () => {
+    // Four connections to one server; an RDP connection on the SSH server's port is not its user.
+    for (const name of ['web-d', 'web-b', 'web-a', 'web-c']) {
+      await api.call('connections.create', { name, kind: 'ssh', host: 'new.example.com', username: 'ops', authMethod: 'agent' });
+    }
+    await api.call('connections.create', { name: 'desk', kind: 'rdp', host: sshd.host, port: sshd.port });
+    // A hashed entry (as HashKnownHosts writes one) for a saved connection's host and port.
+    await api.call('connections.create', { name: 'hidden-db', kind: 'ssh', host: '10.77.0.1', port: 2222, username: 'ops', authMethod: 'agent' });
+    const salt = randomBytes(20);
+    const hashed = `|1|${salt.toString('base64')}|${createHmac('sha1', salt).update('[10.77.0.1]:2222').digest('base64')}`;
+    const path = join(files, 'known_hosts_hashed_connection');
+    writeFileSync(path, `${hashed} ${anotherKey().line}\n`);
+    await api.call('hostkeys.importKnownHosts', { path });
+
+    await page.getByRole('button', { name: 'Known hosts' }).click();
+    const usedBy = (row: ReturnType<typeof table>) => row.locator('.used-by');
+    const sshdRow = table().locator(`tr[data-host="${sshd.host}"]`);
+    await expect.poll(() => usedBy(sshdRow).innerText()).toBe('kh sshd, via kh');
+    const many = table().locator('tr[data-host="new.example.com"]');
+    expect(await usedBy(many).innerText()).toBe('web-a, web-b, web-c and 1 more');
+    expect(await usedBy(many).getAttribute('title')).toBe('web-a, web-b, web-c, web-d');
+    const hashedRow = table().locator(`tr[data-host="${hashed}"]`);
+    expect(await hashedRow.innerText()).toContain('hashed name');
+    await expect.poll(() => usedBy(hashedRow).innerText()).toBe('hidden-db');
+
+    const filter = dialog().getByRole('searchbox', { name: 'Filter known hosts' });
+    const hosts = () => table().locator('tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-host')));
+    await filter.fill('via kh');
+    await expect.poll(hosts).toEqual([sshd.host]);
+    await filter.fill('WEB-D');
+    await expect.poll(hosts).toEqual(['new.example.com']);
+    await filter.fill('hidden-db');
+    await expect.poll(hosts).toEqual([hashed]);
+    await filter.fill('desk');
+    await expect.poll(() => dialog().getByText('Nothing matches the filter.').count()).toBe(1);
+    await dialog().getByRole('button', { name: 'Close' }).last().click();
+    await dialog().waitFor({ state: 'detached' });
   });
 });

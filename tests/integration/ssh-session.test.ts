@@ -551,6 +551,52 @@ describe('jump host', () => {
     await client.call('sessions.close', { sessionId });
   });
 
+  test('a dropped jump host is named as the hop that went, not blamed on the target; the target dropping speaks for itself', async () => {
+    const jumpConn = await client.call('connections.create', {
+      name: 'bastion-3',
+      kind: 'ssh',
+      host: jump.host,
+      port: jump.port,
+      username: jump.users.key.username,
+      authMethod: 'key',
+      secrets: { privateKey: jump.users.key.privateKey },
+    });
+    const target = await client.call('connections.create', {
+      name: 'db03',
+      kind: 'ssh',
+      host: sshd.host,
+      port: sshd.port,
+      username: sshd.users.password.username,
+      authMethod: 'password',
+      jumpHostId: jumpConn.id,
+      secrets: { password: sshd.users.password.password },
+    });
+    for (const h of [jump, sshd]) await client.call('hostkeys.trust', { kind: 'ssh', host: h.host, port: h.port, keyType: h.hostKeyType, fingerprint: h.hostKeyFingerprint });
+    const exits: EventPayload<'terminal.exit'>[] = [];
+    const off = client.on('terminal.exit', (e) => exits.push(e));
+    const { sessionId } = await client.call('ssh.open', { connectionId: target.id });
+    const disconnected = () => until('disconnected', async () => (await client.call('sessions.list')).find((s) => s.id === sessionId && s.state === 'disconnected'));
+    try {
+      await waitForOutput(sessionId, /\$ $/);
+      // The bastion goes away (its sshd's connections killed); the target's sshd never stopped.
+      jump.dropConnections();
+      const viaJump = await disconnected();
+      expect(viaJump.reason).toMatch(/^Connection to db03 lost: the jump host bastion-3 \(on the way to db03\) (closed the connection|failed: .+)\.$/);
+      expect((await until('terminal.exit', () => exits.find((e) => e.sessionId === sessionId))).reason).toBe(viaJump.reason);
+
+      // Back through the bastion; now the target itself goes: its own words, no jump host in them.
+      await client.call('ssh.reconnect', { sessionId });
+      await waitForOutput(sessionId, /\$ $/);
+      sshd.dropConnections();
+      const own = await disconnected();
+      expect(own.reason).toMatch(/^Connection to db03 lost(: .+)?\.$/);
+      expect(own.reason).not.toContain('jump host');
+    } finally {
+      off();
+      await client.call('sessions.close', { sessionId });
+    }
+  });
+
   test('an open given up after the chain connected, while the shell opens, ends both connections and registers nothing', async () => {
     const jumpConn = await client.call('connections.create', {
       name: 'bastion-2',

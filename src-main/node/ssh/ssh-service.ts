@@ -260,7 +260,7 @@ export class SshSession extends TerminalSession {
     }
     this.clients = clients;
     this.channel = channel;
-    this.wire(gen, clients, channel);
+    this.wire(gen, clients, [...chain].reverse().map((c) => c.name), channel);
     this.attachSource({
       write: (d) => channel.write(d),
       resize: (cols, rows) => channel.setWindow(rows, cols, 0, 0),
@@ -276,9 +276,29 @@ export class SshSession extends TerminalSession {
     this.state = 'open';
   }
 
-  private wire(gen: number, clients: Client[], channel: ClientChannel): void {
+  /**
+   * Watches the shell and every client of the chain. `hops`: the connection name of each client,
+   * from the outermost jump host to the target (as `clients`).
+   */
+  private wire(gen: number, clients: Client[], hops: string[], channel: ClientChannel): void {
     let exit: { code: number | null; signal: string | null } | null = null;
-    let lastError: string | null = null;
+    /** Per hop: what its client last reported, and whether its connection has ended. */
+    const errors: ({ keepalive: boolean; message: string } | null)[] = clients.map(() => null);
+    const gone: boolean[] = clients.map(() => false);
+    // A jump host that goes takes every hop after it along (their connections ride on its
+    // forwarded channels), and the target's shell with them: the outermost hop whose connection
+    // ended is the one that dropped, whichever close is heard first.
+    const lost = (): string => {
+      const dropped = gone.indexOf(true);
+      const target = clients.length - 1;
+      const hop = dropped === -1 ? target : dropped;
+      const why = errors[hop];
+      if (hop === target) {
+        return `Connection to ${this.title} lost${why ? ': ' + (why.keepalive ? 'the server stopped answering keepalives' : why.message) : ''}.`;
+      }
+      const what = why?.keepalive ? 'stopped answering keepalives' : why ? `failed: ${why.message}` : 'closed the connection';
+      return `Connection to ${this.title} lost: the jump host ${hops[hop] ?? ''} (on the way to ${this.title}) ${what}.`;
+    };
     channel.on('data', (d: Buffer) => this.output(d));
     channel.stderr.on('data', (d: Buffer) => this.output(d));
     channel.on('exit', (code: number | null, signal?: string) => {
@@ -287,13 +307,23 @@ export class SshSession extends TerminalSession {
     channel.on('close', () => {
       // ssh2 names the signal as "SIGKILL" already (the wire says "KILL").
       if (exit) this.ended(gen, exit.code, exit.signal, exit.signal ? `The shell was ended by ${exit.signal}.` : `The shell exited with code ${exit.code}.`);
-      else this.ended(gen, null, null, `Connection to ${this.title} lost${lastError ? ': ' + lastError : ''}.`);
+      else this.ended(gen, null, null, lost());
     });
-    for (const c of clients) {
+    for (const [i, c] of clients.entries()) {
       c.on('error', (err: Error) => {
-        lastError = /keepalive/i.test(err.message) ? 'the server stopped answering keepalives' : err.message;
+        errors[i] = { keepalive: /keepalive/i.test(err.message), message: err.message };
       });
-      c.on('close', () => this.ended(gen, null, null, `Connection to ${this.title} lost${lastError ? ': ' + lastError : ''}.`));
+      // The server ended its side: the connection is over (ssh2 stops reading it). Over a jump
+      // host's forwarded channel that is all a client hears when its server goes: the channel
+      // stays half open, and no close comes until keepalives fail. ssh2 reports a socket's end
+      // before its close, and closes the client's channels (a forwarded one carries the next
+      // hop) after that close, so the outermost hop that went is marked first.
+      const over = () => {
+        gone[i] = true;
+        this.ended(gen, null, null, lost());
+      };
+      c.on('end', over);
+      c.on('close', over);
     }
   }
 

@@ -14,13 +14,13 @@ export function knownHostsNamesFor(query: string, knownPorts: (host: string) => 
   if (!q || q.length > 255 || /\s/.test(q)) return [];
   const withPort = /^\[(.+)\]:(\d{1,5})$/.exec(q) ?? /^([^:[\]]+):(\d{1,5})$/.exec(q);
   const port = withPort ? Number(withPort[2]) : null;
-  if (withPort?.[1] && port && port <= 65535) return [name(withPort[1], port)];
+  if (withPort?.[1] && port && port <= 65535) return [knownHostsName(withPort[1], port)];
   // "[::1]" as the dialog shows an IPv6 host.
   const host = /^\[(.+)\]$/.exec(q)?.[1] ?? q;
-  return [...new Set([host, ...[...knownPorts(host)].map((p) => name(host, p))])];
+  return [...new Set([host, ...[...knownPorts(host)].map((p) => knownHostsName(host, p))])];
 }
 
 /** How OpenSSH writes a host in known_hosts: bare on port 22, "[host]:port" otherwise. */
-function name(host: string, port: number): string {
+export function knownHostsName(host: string, port: number): string {
   return port === 22 ? host : `[${host}]:${port}`;
 }
