@@ -14,6 +14,20 @@ export type Disposer = () => void;
 
 type Pending = { resolve: (value: unknown) => void; reject: (err: WraithError) => void };
 
+export interface CallOptions {
+  /**
+   * Gives the call up when it aborts: the host is told (`{t:'cancel', id}`) and stops it, as it
+   * does for a caller that went away. The call still settles with the host's answer, ECANCELLED
+   * when it was stopped, and its result when it had finished before the cancel arrived: what that
+   * result made (a session, say) is then the caller's to end. A signal aborted before the call is
+   * sent fails it with ECANCELLED, and nothing is sent.
+   */
+  signal?: AbortSignal;
+}
+
+/** The arguments of a call: its input (optional where the method takes none), then its options. */
+export type CallArgs<M extends MethodName> = undefined extends Input<M> ? [Input<M>?, CallOptions?] : [Input<M>, CallOptions?];
+
 /**
  * The typed side of the contract every caller uses (renderer, CLI, tests), whatever the wire.
  * Calls are matched to results by id; events fan out to listeners by name.
@@ -39,18 +53,29 @@ export class ContractClient {
     });
   }
 
-  call<M extends MethodName>(method: M, ...params: undefined extends Input<M> ? [Input<M>?] : [Input<M>]): Promise<Output<M>> {
-    return this.callRaw(method, params[0]) as Promise<Output<M>>;
+  call<M extends MethodName>(method: M, ...args: CallArgs<M>): Promise<Output<M>> {
+    return this.callRaw(method, args[0], args[1]) as Promise<Output<M>>;
   }
 
   /** Untyped call, for the CLI and fuzzing; the host validates everything anyway. */
-  callRaw(method: string, params: unknown): Promise<unknown> {
+  callRaw(method: string, params: unknown, options: CallOptions = {}): Promise<unknown> {
     if (this.closedReason !== null) {
       return Promise.reject(new WraithError('ESESSIONCLOSED', `Connection to Wraith closed: ${this.closedReason}`));
     }
+    const { signal } = options;
+    if (signal?.aborted) return Promise.reject(new WraithError('ECANCELLED', `${method} was cancelled before it was sent.`));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      // Only while the call waits: a cancel after its answer would be news to nobody.
+      const cancel = () => {
+        if (this.pending.has(id) && this.closedReason === null) this.wire.send({ t: 'cancel', id });
+      };
+      const settled = () => signal?.removeEventListener('abort', cancel);
+      signal?.addEventListener('abort', cancel, { once: true });
+      this.pending.set(id, {
+        resolve: (value) => (settled(), resolve(value)),
+        reject: (err) => (settled(), reject(err)),
+      });
       this.wire.send({ t: 'call', id, method, params });
     });
   }

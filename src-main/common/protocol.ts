@@ -21,6 +21,13 @@ export const ClientMessage = z.discriminatedUnion('t', [
   }),
   /** Receive events whose name starts with one of these prefixes ('' = all). Replaces earlier filters. */
   z.object({ t: z.literal('subscribe'), prefixes: z.array(z.string().max(200)).max(100) }),
+  /**
+   * Give up the call with this id: the host aborts the signal that call runs with, and the call
+   * still answers, as its method does when stopped (ECANCELLED for ssh.open, ssh.exec…), or with
+   * its result when it had finished already. An id with no call running (finished, never sent) is
+   * ignored: the cancel crossed the answer on the wire.
+   */
+  z.object({ t: z.literal('cancel'), id: z.number().int().nonnegative() }),
 ]);
 export type ClientMessage = z.infer<typeof ClientMessage>;
 

@@ -17,7 +17,9 @@ export interface ContractConnection {
  * and forwards the events the client subscribed to. A bad message gets an error reply; the
  * connection stays up. Closing it aborts the signal every call it made runs with: a command run
  * for a client that went away (Ctrl+C on `wraith call`, a closed window) is stopped rather than
- * left running on the server until its timeout, with nobody left to read its answer.
+ * left running on the server until its timeout, with nobody left to read its answer. A
+ * `{t:'cancel', id}` aborts the signal of that one call (a tab closed while its SSH open was still
+ * connecting), and leaves the client's other calls running.
  */
 export function openConnection(
   app: App,
@@ -31,6 +33,8 @@ export function openConnection(
   // Every call of the connection listens on this one signal, as many at once as the client sends.
   setMaxListeners(0, gone.signal);
   const ctx: CallContext = { clientId, origin, signal: gone.signal };
+  /** The calls still running, by id, each with the controller its own signal comes from. */
+  const running = new Map<number, AbortController>();
   const unsubscribe = app.bus.subscribe((name, payload) => {
     if (open && prefixes.some((p) => name.startsWith(p))) send({ t: 'event', name, payload });
   });
@@ -50,11 +54,33 @@ export function openConnection(
         prefixes = msg.prefixes;
         return;
       }
-      app.router.call(msg.method, msg.params, ctx).then(
+      if (msg.t === 'cancel') {
+        // Finished already, or never ours: its answer crossed this cancel on the wire.
+        running.get(msg.id)?.abort();
+        return;
+      }
+      // A quiet call (a keystroke, an ack) is over before a cancel could matter: it runs with the
+      // connection's signal, and costs no controller of its own.
+      let own: AbortController | null = null;
+      if (!msg.quiet && open) {
+        own = new AbortController();
+        // As the connection's signal was: a call may listen on it from many steps at once.
+        setMaxListeners(0, own.signal);
+        running.set(msg.id, own);
+      }
+      const id = msg.id;
+      const finished = () => {
+        if (own && running.get(id) === own) running.delete(id);
+      };
+      app.router.call(msg.method, msg.params, own ? { ...ctx, signal: own.signal } : ctx).then(
         (result) => {
-          if (!msg.quiet) reply({ t: 'result', id: msg.id, result });
+          finished();
+          if (!msg.quiet) reply({ t: 'result', id, result });
         },
-        (err: unknown) => reply({ t: 'error', id: msg.id, error: toSerializedError(err) }),
+        (err: unknown) => {
+          finished();
+          reply({ t: 'error', id, error: toSerializedError(err) });
+        },
       );
     },
     close() {
@@ -62,6 +88,8 @@ export function openConnection(
       open = false;
       unsubscribe();
       gone.abort();
+      for (const call of running.values()) call.abort();
+      running.clear();
     },
   };
 }

@@ -1,6 +1,6 @@
 import { defineStore } from 'pinia';
 import { computed, ref, watch, watchEffect } from 'vue';
-import { CredentialNeed, type EventPayload, type OneTimeCredential } from '@common/contract/index.js';
+import { CredentialNeed, type EventPayload, type OneTimeCredential, type Output } from '@common/contract/index.js';
 import type { SessionInfo, SessionOpener } from '@common/contract/sessions.js';
 import { WraithError } from '@common/errors.js';
 import { toast } from '../composables/dialogs.js';
@@ -205,6 +205,12 @@ export const useSessionsStore = defineStore('sessions', () => {
     const list = typedSecrets.get(key) ?? [];
     return list.length > 0 ? { credentials: list } : {};
   };
+  /**
+   * The SSH opens still connecting, by tab: closing the tab gives its open up on the host (the
+   * login stops, a login prompt it showed is withdrawn), rather than letting it log in for a tab
+   * that is gone and closing the session afterwards.
+   */
+  const openCancels = new Map<string, AbortController>();
 
   const activeTab = computed(() => tabs.value.find((t) => t.key === activeKey.value) ?? null);
   // A tab being shown has been seen: whatever it was marked with is cleared, however it got shown.
@@ -484,9 +490,21 @@ export const useSessionsStore = defineStore('sessions', () => {
           tab.problem = deletedProblem(tab);
           return;
         }
-        const r = await vault.withUnlocked(`Connect to ${tab.title}`, () =>
-          opening(() => host.call('ssh.open', { connectionId, cols, rows, ...typedFor(key) })),
-        );
+        const cancel = new AbortController();
+        openCancels.set(key, cancel);
+        let r: Output<'ssh.open'>;
+        try {
+          r = await vault.withUnlocked(`Connect to ${tab.title}`, () =>
+            opening(() => host.call('ssh.open', { connectionId, cols, rows, ...typedFor(key) }, { signal: cancel.signal })),
+          );
+        } catch (err) {
+          // Given up because its tab closed: there is nobody to tell.
+          if (cancel.signal.aborted) return;
+          throw err;
+        } finally {
+          if (openCancels.get(key) === cancel) openCancels.delete(key);
+        }
+        // It had opened before the cancel reached the host: closedMeanwhile ends it.
         if (await closedMeanwhile(key, r.sessionId)) return;
         tab.credentialTries = 0;
         typedSecrets.delete(key);
@@ -739,6 +757,7 @@ export const useSessionsStore = defineStore('sessions', () => {
     const tab = tabs.value[index];
     if (!tab) return;
     typedSecrets.delete(key);
+    openCancels.get(key)?.abort();
     tabs.value.splice(index, 1);
     if (activeKey.value === key) activeKey.value = (tabs.value[index] ?? tabs.value[index - 1])?.key ?? null;
     if (tab.sessionId && tab.phase !== 'ended') {

@@ -1,4 +1,4 @@
-import { ContractClient, type Disposer, type Wire } from '@common/client.js';
+import { type CallArgs, ContractClient, type Disposer, type Wire } from '@common/client.js';
 import type { EventName, EventPayload, Input, MethodName, Output } from '@common/contract/index.js';
 import { WraithError } from '@common/errors.js';
 
@@ -66,12 +66,13 @@ export class HostLink {
     return this.status;
   }
 
-  call<M extends MethodName>(method: M, ...params: undefined extends Input<M> ? [Input<M>?] : [Input<M>]): Promise<Output<M>> {
+  /** A call on the current connection; `signal` in the options gives it up (ContractClient.call). */
+  call<M extends MethodName>(method: M, ...args: CallArgs<M>): Promise<Output<M>> {
     const client = this.client;
     if (!client) {
       return Promise.reject(new WraithError('EUNAVAILABLE', 'Not connected to the Wraith host; reconnecting.'));
     }
-    return client.call(method, ...params);
+    return client.call(method, ...args);
   }
 
   /** A call that needs no answer (ContractClient.notify); dropped while disconnected. */

@@ -3,12 +3,18 @@
  * keyboard-interactive prompt asks again after a refusal (saying so); the tab's password card gives
  * up after three refusals, as ssh does, with Try again asking anew; and a jump host and its target
  * that both have no saved password are each asked for once; a login prompt whose open is given up
- * (its caller went away) leaves the window at once. The tests run in order on one page.
+ * (its caller went away) leaves the window at once; a tab closed while its open still connects
+ * gives the open up. The tests run in order on one page.
  */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { connectWebSocket } from '../../src-main/server/ws-client.js';
+import { startDelayProxy } from '../fixtures/delay-proxy.js';
 import { failure } from '../fixtures/errors.js';
+import { until } from '../fixtures/poll.js';
 import { type TestBrowser, fillNewSshConnection, openApp } from '../fixtures/browser.js';
 import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
 import { echoWorks as echoIn } from '../fixtures/terminal-page.js';
@@ -158,6 +164,49 @@ describe('a login given up', () => {
       await loginDialog().waitFor({ state: 'detached', timeout: 10_000 });
     } finally {
       cli.close();
+    }
+  });
+
+  it('a tab closed while its open still connects gives the open up: no login card comes, no session, no login on the server', async () => {
+    // A far server: its login prompt comes several round trips after the connection is made. The
+    // card, once up, is modal (the tab strip behind it is inert), so the tab is closed before it.
+    const far = await startDelayProxy(sshd.port, 500);
+    const cli = await connectWebSocket(server.url, server.token);
+    try {
+      await cli.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: far.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
+      await page.locator('.connections .panel-head').getByRole('button', { name: 'New connection' }).click();
+      const form = page.getByRole('dialog', { name: 'New connection' });
+      await form.locator('input[name=name]').fill('far-away');
+      await form.locator('input[name=host]').fill(sshd.host);
+      await form.locator('input[name=port]').fill(String(far.port));
+      await form.locator('input[name=username]').fill(sshd.users.password.username);
+      await form.locator('select[name=authMethod]').selectOption('keyboard-interactive');
+      await form.getByRole('button', { name: 'Create' }).click();
+      await form.waitFor({ state: 'detached' });
+      const connectionId = (await cli.call('connections.list')).connections.find((c) => c.name === 'far-away')?.id;
+      expect(connectionId).toBeTruthy();
+
+      const sshdPid = readFileSync(join(sshd.dir, 'sshd.pid'), 'utf8').trim();
+      // Each connection the server holds is a child of its listener.
+      const connections = () => execFileSync('sh', ['-c', `pgrep -P ${sshdPid} || true`], { encoding: 'utf8' }).split('\n').filter(Boolean).length;
+      const logins = () => (sshd.readLog().match(/Accepted keyboard-interactive/g) ?? []).length;
+      const before = connections();
+      const loginsBefore = logins();
+
+      await page.getByRole('treeitem', { name: /^far-away, SSH/ }).dblclick();
+      await until('the login under way on the server', () => connections() === before + 1);
+      expect(await loginDialog().count()).toBe(0); // still connecting: its card has not come yet
+      await page.getByRole('button', { name: 'Close far-away' }).click();
+
+      // Given up on the host: the connection to the server ends now, not when the prompt it would
+      // have shown (for a tab that is gone) timed out.
+      await until('the login connection closed on the server', () => connections() === before, 20_000);
+      expect(await loginDialog().count()).toBe(0);
+      expect((await cli.call('sessions.list')).some((s) => s.connectionId === connectionId)).toBe(false);
+      expect(logins()).toBe(loginsBefore);
+    } finally {
+      cli.close();
+      await far.close();
     }
   });
 });

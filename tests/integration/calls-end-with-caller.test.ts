@@ -1,7 +1,9 @@
 /**
  * A call ends when its caller goes: a command run for a client that closed its connection (Ctrl+C
  * on `wraith call`, a closed window) is stopped on the server, not left running until its timeout.
- * Against a real sshd, a real `wraith serve` and the real CLI, and the Electron port transport.
+ * And one call ends when its caller gives it up (`{t:'cancel', id}`), the caller's other calls
+ * running on. Against a real sshd, a real `wraith serve` and the real CLI, and the Electron port
+ * transport.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -10,7 +12,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ContractClient } from '../../src-main/common/client.js';
 import { App } from '../../src-main/node/app.js';
-import { connectInProcess } from '../../src-main/node/in-process.js';
+import type { ServerMessage } from '../../src-main/common/protocol.js';
+import { connectInProcess, openInProcessWire } from '../../src-main/node/in-process.js';
 import { connectWebSocket } from '../../src-main/server/ws-client.js';
 import { failure } from '../fixtures/errors.js';
 import { until } from '../fixtures/poll.js';
@@ -65,6 +68,40 @@ async function runningOnServer(client: ContractClient, sessionId: string, c: Ret
     expect(await remoteProcesses(client, sessionId, c.shell, false)).toBe('');
     expect(existsSync(c.marker)).toBe(false);
   };
+}
+
+/**
+ * A command that waits, on the server, until `release` (a file of the test's) exists, then
+ * prints `word`: a call that is still running when another is given up, and ends when told.
+ */
+function waitingCommand(word: string): { command: string; release: string } {
+  const release = `/tmp/wraith-call-cancel-${process.pid}-${++n}`;
+  return { command: `while [ ! -e ${release} ]; do sleep 0.1; done; echo ${word}`, release };
+}
+
+/** A command given up by its caller is stopped on the server; the caller's other call, and the caller, go on. */
+async function cancelOneOfTwo(caller: ContractClient, keeper: ContractClient, sessionId: string, seconds: number): Promise<void> {
+  const c = longCommand(seconds);
+  const other = waitingCommand('other-call-done');
+  const giveUp = new AbortController();
+  try {
+    const answer = failure(caller.call('ssh.exec', { sessionId, command: c.command, timeoutMs: 120_000 }, { signal: giveUp.signal }));
+    const otherAnswer = caller.call('ssh.exec', { sessionId, command: other.command, timeoutMs: 120_000 });
+    const stopped = await runningOnServer(keeper, sessionId, c);
+    giveUp.abort();
+    const e = await answer;
+    expect(e.code).toBe('ECANCELLED'); // the host's answer: it stopped the command
+    expect(e.message).toMatch(/cancelled and stopped/);
+    await stopped();
+    // The other call was left running: it ends when released, with its own answer.
+    execFileSync('touch', [other.release]);
+    expect((await otherAnswer).stdout).toBe('other-call-done\n');
+    expect((await caller.call('ssh.exec', { sessionId, command: 'echo caller-still-here' })).stdout).toBe('caller-still-here\n');
+  } finally {
+    execFileSync('touch', [other.release]);
+    await removeLeftovers(keeper, sessionId, c);
+    rmSync(other.release, { force: true });
+  }
 }
 
 describe('wraith serve', () => {
@@ -181,6 +218,80 @@ describe('wraith serve', () => {
   });
 });
 
+describe('one call given up by its caller (wraith serve)', () => {
+  test('a command given up is stopped on the server, while the same caller\'s other command runs on', async () => {
+    const { client, sessionId, host } = served;
+    const caller = await connectWebSocket(host.url, host.token);
+    try {
+      await cancelOneOfTwo(caller, client, sessionId, 741);
+    } finally {
+      caller.close();
+    }
+  });
+
+  test('an SSH open given up at its login prompt ends with ECANCELLED: the prompt is withdrawn, no session, no connection left on the server', async () => {
+    const { client, sshd, host } = served;
+    const conn = await client.call('connections.create', {
+      name: 'asks-then-given-up',
+      kind: 'ssh',
+      host: sshd.host,
+      port: sshd.port,
+      username: sshd.users.password.username,
+      authMethod: 'keyboard-interactive',
+    });
+    const sshdPid = readFileSync(join(sshd.dir, 'sshd.pid'), 'utf8').trim();
+    const connections = () => execFileSync('sh', ['-c', `pgrep -P ${sshdPid} || true`], { encoding: 'utf8' }).split('\n').filter(Boolean).length;
+    const before = connections();
+    const sessionsBefore = (await client.call('sessions.list')).length;
+    const logins = () => (sshd.readLog().match(/Accepted keyboard-interactive/g) ?? []).length;
+    const loginsBefore = logins();
+
+    const caller = await connectWebSocket(host.url, host.token);
+    try {
+      caller.subscribe(['ssh.prompt']);
+      const closed: string[] = [];
+      caller.on('ssh.prompt_closed', (p) => closed.push(p.promptId));
+      const prompted = new Promise<string>((resolve) => {
+        const off = caller.on('ssh.prompt', (p) => {
+          if (p.connectionId !== conn.id) return;
+          off();
+          resolve(p.promptId);
+        });
+      });
+      const giveUp = new AbortController();
+      const opening = failure(caller.call('ssh.open', { connectionId: conn.id }, { signal: giveUp.signal }));
+      const promptId = await prompted;
+      expect(connections()).toBe(before + 1);
+      giveUp.abort();
+      const e = await opening;
+      expect(e.code).toBe('ECANCELLED');
+      expect(e.message).toMatch(/cancelled/);
+      // The prompt waits 120 s for its answer here: it is withdrawn now, and a late answer is refused.
+      await until('the prompt withdrawn', () => closed.includes(promptId));
+      expect((await failure(caller.call('ssh.answer', { promptId, answers: [sshd.users.password.password] }))).code).toBe('ENOTFOUND');
+      await until('the login connection closed on the server', () => connections() === before, 10_000);
+      expect((await client.call('sessions.list')).length).toBe(sessionsBefore);
+      expect(logins()).toBe(loginsBefore);
+      // Only that call was given up: the caller's connection is still there.
+      expect((await caller.call('sessions.list')).length).toBe(sessionsBefore);
+    } finally {
+      caller.close();
+    }
+  });
+
+  test('a signal aborted before the call is sent fails it at once, and sends nothing', async () => {
+    const { host } = served;
+    const caller = await connectWebSocket(host.url, host.token);
+    try {
+      const e = await failure(caller.call('connections.create', { name: 'never-sent', kind: 'ssh', host: '127.0.0.1', port: 22, username: 'x' }, { signal: AbortSignal.abort() }));
+      expect(e.code).toBe('ECANCELLED');
+      expect((await caller.call('connections.list')).connections.some((c) => c.name === 'never-sent')).toBe(false);
+    } finally {
+      caller.close();
+    }
+  });
+});
+
 describe('the Electron port transport', () => {
   let app: App;
   let dataDir: string;
@@ -198,6 +309,32 @@ describe('the Electron port transport', () => {
     keeper?.close();
     await app?.dispose();
     rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test('a command a window gives up is stopped on the server, while its other command runs on', async () => {
+    const window = portClient(app);
+    try {
+      await cancelOneOfTwo(window.client, keeper, sessionId, 742);
+    } finally {
+      window.close();
+    }
+  });
+
+  test('a cancel for a call that finished, or was never made, is ignored: no error, and the connection goes on', async () => {
+    const wire = openInProcessWire(app);
+    const heard: ServerMessage[] = [];
+    wire.onMessage((m) => heard.push(m));
+    try {
+      wire.send({ t: 'call', id: 1, method: 'health.ping' });
+      await until('the ping answered', () => heard.length === 1);
+      wire.send({ t: 'cancel', id: 1 }); // finished: its answer crossed the cancel
+      wire.send({ t: 'cancel', id: 424242 }); // never made
+      wire.send({ t: 'call', id: 2, method: 'health.ping' });
+      await until('the second ping answered', () => heard.length >= 2);
+      expect(heard.map((m) => m.t === 'event' ? m.name : [m.t, m.id])).toEqual([['result', 1], ['result', 2]]);
+    } finally {
+      wire.close();
+    }
   });
 
   test('a command run for a window whose port closes is stopped on the server', async () => {
