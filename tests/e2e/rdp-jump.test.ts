@@ -15,6 +15,7 @@ import { type TestBrowser, openApp } from '../fixtures/browser.js';
 import { type RdpTestServer, startRdpServer } from '../fixtures/rdp-server.js';
 import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+import { canvasPixel } from '../fixtures/rdp-page.js';
 
 let rdp: RdpTestServer;
 let sshd: SshdHandle;
@@ -29,17 +30,7 @@ const openDesk = () => page.getByRole('treeitem', { name: /^desk via gate, RDP/ 
 const hop = () => `${sshd.host}:${sshd.port} (jump host rdp gate, on the way to desk via gate)`;
 const forgetJumpKey = () => api.call('hostkeys.forget', { kind: 'ssh', host: sshd.host, port: sshd.port });
 
-/** RGBA of the canvas pixel at desktop (x, y). */
-function pixel(x: number, y: number): Promise<number[]> {
-  return page.evaluate(
-    ([px, py]) => {
-      const c = document.querySelector<HTMLCanvasElement>('.tab-panel:not([style*="none"]) canvas.rdp-canvas');
-      const data = c?.getContext('2d')?.getImageData(px ?? 0, py ?? 0, 1, 1).data;
-      return data ? Array.from(data) : [];
-    },
-    [x, y],
-  );
-}
+const pixel = (x: number, y: number) => canvasPixel(page, x, y);
 
 beforeAll(async () => {
   rdp = await startRdpServer({ width: 800, height: 600 });

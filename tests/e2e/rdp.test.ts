@@ -15,6 +15,7 @@ import { type TestBrowser, openApp } from '../fixtures/browser.js';
 import { type RdpTestServer, startRdpServer } from '../fixtures/rdp-server.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 import { type WsCutter, startWsCutter } from '../fixtures/ws-cutter.js';
+import { canvasPixel } from '../fixtures/rdp-page.js';
 
 
 let rdp: RdpTestServer;
@@ -27,17 +28,7 @@ let cutter: WsCutter;
 const pane = () => page.locator('.tab-panel:visible .rdp-pane');
 const canvas = () => pane().locator('canvas.rdp-canvas');
 
-/** RGBA of the canvas pixel at desktop (x, y), read from the canvas itself. */
-function pixel(x: number, y: number): Promise<number[]> {
-  return page.evaluate(
-    ([px, py]) => {
-      const c = document.querySelector<HTMLCanvasElement>('.tab-panel:not([style*="none"]) canvas.rdp-canvas');
-      const data = c?.getContext('2d')?.getImageData(px ?? 0, py ?? 0, 1, 1).data;
-      return data ? Array.from(data) : [];
-    },
-    [x, y],
-  );
-}
+const pixel = (x: number, y: number) => canvasPixel(page, x, y);
 
 function hex(color: string): number[] {
   const n = Number.parseInt(color.slice(1), 16);

@@ -6,9 +6,6 @@
  * (its caller went away) leaves the window at once; a tab closed while its open still connects
  * gives the open up. The tests run in order on one page.
  */
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { connectWebSocket } from '../../src-main/server/ws-client.js';
@@ -186,9 +183,7 @@ describe('a login given up', () => {
       const connectionId = (await cli.call('connections.list')).connections.find((c) => c.name === 'far-away')?.id;
       expect(connectionId).toBeTruthy();
 
-      const sshdPid = readFileSync(join(sshd.dir, 'sshd.pid'), 'utf8').trim();
-      // Each connection the server holds is a child of its listener.
-      const connections = () => execFileSync('sh', ['-c', `pgrep -P ${sshdPid} || true`], { encoding: 'utf8' }).split('\n').filter(Boolean).length;
+      const connections = () => sshd.heldConnections();
       const logins = () => (sshd.readLog().match(/Accepted keyboard-interactive/g) ?? []).length;
       const before = connections();
       const loginsBefore = logins();

@@ -6,7 +6,7 @@
  * transport.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -19,7 +19,7 @@ import { failure } from '../fixtures/errors.js';
 import { until } from '../fixtures/poll.js';
 import { portClient } from '../fixtures/port-client.js';
 import { type ServedSession, startServedSession } from '../fixtures/served-session.js';
-import { savePasswordConnection } from '../fixtures/sshd.js';
+import { type SshdHandle, savePasswordConnection } from '../fixtures/sshd.js';
 import { REPO_ROOT } from '../fixtures/wraith-server.js';
 
 let served: ServedSession;
@@ -68,6 +68,18 @@ async function runningOnServer(client: ContractClient, sessionId: string, c: Ret
     expect(await remoteProcesses(client, sessionId, c.shell, false)).toBe('');
     expect(existsSync(c.marker)).toBe(false);
   };
+}
+
+/** A saved connection to the test sshd that logs in by keyboard-interactive: its open waits at a login prompt. */
+function askingConnection(client: ContractClient, sshd: SshdHandle, name: string) {
+  return client.call('connections.create', {
+    name,
+    kind: 'ssh',
+    host: sshd.host,
+    port: sshd.port,
+    username: sshd.users.password.username,
+    authMethod: 'keyboard-interactive',
+  });
 }
 
 /**
@@ -145,17 +157,8 @@ describe('wraith serve', () => {
 
   test('a login waiting at its prompt for a client that closes is given up: no session, no connection left on the server', async () => {
     const { client, sshd, host } = served;
-    const conn = await client.call('connections.create', {
-      name: 'asks',
-      kind: 'ssh',
-      host: sshd.host,
-      port: sshd.port,
-      username: sshd.users.password.username,
-      authMethod: 'keyboard-interactive',
-    });
-    const sshdPid = readFileSync(join(sshd.dir, 'sshd.pid'), 'utf8').trim();
-    // Each connection the server holds is a child of its listener.
-    const connections = () => execFileSync('sh', ['-c', `pgrep -P ${sshdPid} || true`], { encoding: 'utf8' }).split('\n').filter(Boolean).length;
+    const conn = await askingConnection(client, sshd, 'asks');
+    const connections = () => sshd.heldConnections();
     const before = connections();
     const sessionsBefore = (await client.call('sessions.list')).length;
 
@@ -179,14 +182,7 @@ describe('wraith serve', () => {
 
   test('the login prompt of a caller that goes away is withdrawn at once, and a late answer to it is refused', async () => {
     const { client, sshd, host } = served;
-    const conn = await client.call('connections.create', {
-      name: 'asks-then-goes',
-      kind: 'ssh',
-      host: sshd.host,
-      port: sshd.port,
-      username: sshd.users.password.username,
-      authMethod: 'keyboard-interactive',
-    });
+    const conn = await askingConnection(client, sshd, 'asks-then-goes');
     // A window shows every login prompt as a card, whoever opened the connection (here a CLI).
     const window = await connectWebSocket(host.url, host.token);
     const caller = await connectWebSocket(host.url, host.token);
@@ -231,16 +227,8 @@ describe('one call given up by its caller (wraith serve)', () => {
 
   test('an SSH open given up at its login prompt ends with ECANCELLED: the prompt is withdrawn, no session, no connection left on the server', async () => {
     const { client, sshd, host } = served;
-    const conn = await client.call('connections.create', {
-      name: 'asks-then-given-up',
-      kind: 'ssh',
-      host: sshd.host,
-      port: sshd.port,
-      username: sshd.users.password.username,
-      authMethod: 'keyboard-interactive',
-    });
-    const sshdPid = readFileSync(join(sshd.dir, 'sshd.pid'), 'utf8').trim();
-    const connections = () => execFileSync('sh', ['-c', `pgrep -P ${sshdPid} || true`], { encoding: 'utf8' }).split('\n').filter(Boolean).length;
+    const conn = await askingConnection(client, sshd, 'asks-then-given-up');
+    const connections = () => sshd.heldConnections();
     const before = connections();
     const sessionsBefore = (await client.call('sessions.list')).length;
     const logins = () => (sshd.readLog().match(/Accepted keyboard-interactive/g) ?? []).length;

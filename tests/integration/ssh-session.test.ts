@@ -497,9 +497,10 @@ describe('flow control under `yes`', () => {
 });
 
 describe('jump host', () => {
-  test('the target is reached through a jump sshd; each hop has its own host-key check and credentials', async () => {
+  /** `targetName` on the test sshd (password), reached through `jumpName` on the jump sshd (key). */
+  async function saveJumpChain(jumpName: string, targetName: string) {
     const jumpConn = await client.call('connections.create', {
-      name: 'bastion',
+      name: jumpName,
       kind: 'ssh',
       host: jump.host,
       port: jump.port,
@@ -508,7 +509,7 @@ describe('jump host', () => {
       secrets: { privateKey: jump.users.key.privateKey },
     });
     const target = await client.call('connections.create', {
-      name: 'db01',
+      name: targetName,
       kind: 'ssh',
       host: sshd.host,
       port: sshd.port,
@@ -517,6 +518,14 @@ describe('jump host', () => {
       jumpHostId: jumpConn.id,
       secrets: { password: sshd.users.password.password },
     });
+    return { jumpConn, target };
+  }
+  const trustBothHops = async () => {
+    for (const h of [jump, sshd]) await client.call('hostkeys.trust', { kind: 'ssh', host: h.host, port: h.port, keyType: h.hostKeyType, fingerprint: h.hostKeyFingerprint });
+  };
+
+  test('the target is reached through a jump sshd; each hop has its own host-key check and credentials', async () => {
+    const { target } = await saveJumpChain('bastion', 'db01');
 
     // The jump host's key is unknown: refused at the first hop, which the question names: the
     // person opened db01, and is asked about some other host:port first.
@@ -552,26 +561,8 @@ describe('jump host', () => {
   });
 
   test('a dropped jump host is named as the hop that went, not blamed on the target; the target dropping speaks for itself', async () => {
-    const jumpConn = await client.call('connections.create', {
-      name: 'bastion-3',
-      kind: 'ssh',
-      host: jump.host,
-      port: jump.port,
-      username: jump.users.key.username,
-      authMethod: 'key',
-      secrets: { privateKey: jump.users.key.privateKey },
-    });
-    const target = await client.call('connections.create', {
-      name: 'db03',
-      kind: 'ssh',
-      host: sshd.host,
-      port: sshd.port,
-      username: sshd.users.password.username,
-      authMethod: 'password',
-      jumpHostId: jumpConn.id,
-      secrets: { password: sshd.users.password.password },
-    });
-    for (const h of [jump, sshd]) await client.call('hostkeys.trust', { kind: 'ssh', host: h.host, port: h.port, keyType: h.hostKeyType, fingerprint: h.hostKeyFingerprint });
+    const { target } = await saveJumpChain('bastion-3', 'db03');
+    await trustBothHops();
     const exits: EventPayload<'terminal.exit'>[] = [];
     const off = client.on('terminal.exit', (e) => exits.push(e));
     const { sessionId } = await client.call('ssh.open', { connectionId: target.id });
@@ -598,31 +589,9 @@ describe('jump host', () => {
   });
 
   test('an open given up after the chain connected, while the shell opens, ends both connections and registers nothing', async () => {
-    const jumpConn = await client.call('connections.create', {
-      name: 'bastion-2',
-      kind: 'ssh',
-      host: jump.host,
-      port: jump.port,
-      username: jump.users.key.username,
-      authMethod: 'key',
-      secrets: { privateKey: jump.users.key.privateKey },
-    });
-    const target = await client.call('connections.create', {
-      name: 'db02',
-      kind: 'ssh',
-      host: sshd.host,
-      port: sshd.port,
-      username: sshd.users.password.username,
-      authMethod: 'password',
-      jumpHostId: jumpConn.id,
-      secrets: { password: sshd.users.password.password },
-    });
-    for (const h of [jump, sshd]) await client.call('hostkeys.trust', { kind: 'ssh', host: h.host, port: h.port, keyType: h.hostKeyType, fingerprint: h.hostKeyFingerprint });
-    // Each connection a server holds is a child of its listener.
-    const held = (h: SshdHandle) => {
-      const pid = readFileSync(join(h.dir, 'sshd.pid'), 'utf8').trim();
-      return execFileSync('sh', ['-c', `pgrep -P ${pid} || true`], { encoding: 'utf8' }).split('\n').filter(Boolean).length;
-    };
+    const { target } = await saveJumpChain('bastion-2', 'db02');
+    await trustBothHops();
+    const held = (h: SshdHandle) => h.heldConnections();
     const before = { jump: held(jump), target: held(sshd) };
     const sessionsBefore = (await client.call('sessions.list')).map((s) => s.id);
     const opened: string[] = [];
