@@ -63,6 +63,20 @@ async function whoami(connectionId: string): Promise<string> {
   return r.stdout.trim();
 }
 
+/** An SshService of its own on the app's sessions and connections, whose servers must answer within 1.5 s (the app's wait 20 s). */
+function shortTimeoutService(): SshService {
+  return new SshService({
+    bus: app.bus,
+    sessions: app.sessions,
+    terminals: app.terminals,
+    connections: app.connections,
+    hostKeys: app.hostKeys,
+    ringBufferBytes: () => 1 << 20,
+    keepaliveIntervalMs: () => 0,
+    readyTimeoutMs: 1500,
+  });
+}
+
 describe('host keys, checked before any credential is sent', () => {
   test('unknown host key → EHOSTKEY_UNKNOWN with the fingerprint; trusting it lets the connection through', async () => {
     const id = await connection({ authMethod: 'password', secrets: { password: sshd.users.password.password } });
@@ -270,16 +284,7 @@ describe('auth methods', () => {
   test('keyboard-interactive: the time a person takes to answer is not the server\'s; a server that never answers still times out', async () => {
     // A service of its own with a short answer timeout (1.5 s, where the app's is 20 s), on the
     // app's sessions and connections; its prompts keep their own (120 s) timeout.
-    const ssh = new SshService({
-      bus: app.bus,
-      sessions: app.sessions,
-      terminals: app.terminals,
-      connections: app.connections,
-      hostKeys: app.hostKeys,
-      ringBufferBytes: () => 1 << 20,
-      keepaliveIntervalMs: () => 0,
-      readyTimeoutMs: 1500,
-    });
+    const ssh = shortTimeoutService();
     const silent = createServer(() => undefined); // takes the connection, never says a word
     try {
       const id = await connection({ name: 'kbd', authMethod: 'keyboard-interactive' });
@@ -408,16 +413,7 @@ describe('a port that is not an SSH server', () => {
 
   test('one that answers as something else and then waits is named too, not taken for a slow SSH server', async () => {
     // A service of its own with a short answer timeout (1.5 s, where the app's is 20 s).
-    const ssh = new SshService({
-      bus: app.bus,
-      sessions: app.sessions,
-      terminals: app.terminals,
-      connections: app.connections,
-      hostKeys: app.hostKeys,
-      ringBufferBytes: () => 1 << 20,
-      keepaliveIntervalMs: () => 0,
-      readyTimeoutMs: 1500,
-    });
+    const ssh = shortTimeoutService();
     try {
       // A mail server: it greets, answers ssh2's line as an unknown command, and waits for the next.
       await withServer(

@@ -76,7 +76,7 @@ export class HostKeyStore {
   }
 
   /**
-   * Lifts a revocation deliberately: the key is then as unknown as any other (nothing is trusted
+   * Lifts a revocation deliberately: the key is then unknown, like every key never seen (nothing is trusted
    * again by this; the next connection asks). Returns how many were lifted (0: it was not revoked).
    */
   liftRevocation(fingerprint: string): number {
