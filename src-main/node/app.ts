@@ -20,6 +20,7 @@ import type { FlowControlOptions } from './terminal/terminal-session.js';
 import { BroadcastGroup } from './terminal/broadcast.js';
 import { TerminalService } from './terminal/terminal-service.js';
 import { registerSftpHandlers } from './sftp/sftp-handlers.js';
+import { DbOrphanTemps } from './sftp/orphan-temps.js';
 import { type SavePathChooser, SftpService } from './sftp/sftp-service.js';
 import { type OsKeyWrapper, Vault } from './vault/vault.js';
 
@@ -73,6 +74,8 @@ export class App {
       emitProgress: (p) => this.bus.emit('transfer.progress', p),
       // Temps a lost connection kept on a server go through the next session to that connection.
       siteOf: (sessionId) => this.ssh.session(sessionId).connectionId,
+      // … also after a restart: the database remembers them until they are gone.
+      orphanStore: new DbOrphanTemps(this.db),
     });
     this.registerFoundation();
     this.registerRdp();

@@ -5,11 +5,13 @@
  * lists what it left out and why, and the transfer's notice names them. A folder that cannot be
  * listed itself still fails, saying so. On disk, a file the server refuses despite its mode (an
  * ACL, set with setfacl from Debian's acl package) is left out too. So are symlinks to nowhere and
- * loops of links, listed in the words a download of one alone fails with.
+ * loops of links, listed in the words a download of one alone fails with, and special files (a
+ * named pipe, a socket, a link to one), which have no contents to copy.
  */
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -268,6 +270,43 @@ describe('links in a folder that lead to folders', () => {
       expect(readdirSync(dest).sort()).toEqual(['WRAITH-NOT-INCLUDED.txt', 'conf']);
       expect(readFileSync(join(dest, 'WRAITH-NOT-INCLUDED.txt'), 'utf8')).toContain(`enabled/\t${why('enabled', 'conf')}`);
     } finally {
+      rmSync(local, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('special files in a folder', () => {
+  test('a named pipe, a socket and a link to the pipe are left out of a zip and of a folder on disk, each listed with what it is, and counted in the notice', async () => {
+    const me = sshd.users.password.username;
+    const tree = `${dir}/special`;
+    sh(`mkdir -p '${tree}/sub' && printf ok > '${tree}/ok.txt' && mkfifo '${tree}/sub/pipe' && ln -s pipe '${tree}/sub/pipe-link' && chown -hR ${me} '${tree}'`);
+    // A socket a program on the server listens on (bound here: the sshd is local).
+    const listening = createServer();
+    await new Promise<void>((resolve) => listening.listen(`${tree}/app.sock`, resolve));
+    const why = {
+      'app.sock': 'app.sock is a socket: programs talk to each other through it while they run, so it has no contents of its own to copy.',
+      'sub/pipe': 'pipe is a named pipe (FIFO): one program passes data through it to another while both run, so it has no contents of its own to copy.',
+      'sub/pipe-link':
+        'pipe-link is a link to pipe, a named pipe (FIFO): one program passes data through it to another while both run, so it has no contents of its own to copy.',
+    };
+    const notice = (into: string) => `3 items could not be read and were left out: app.sock, sub/pipe, sub/pipe-link. ${into} lists them, with the server's reasons, in WRAITH-NOT-INCLUDED.txt.`;
+    const local = mkdtempSync(join(tmpdir(), 'wraith-special-'));
+    try {
+      const link = await service.downloadLink({ sessionId: SESSION, remotePath: tree });
+      const entries = await readZip(await fetchLink(link.url));
+      expect(Object.keys(entries).sort()).toEqual(['WRAITH-NOT-INCLUDED.txt', 'ok.txt', 'sub/']);
+      const zipList = entries['WRAITH-NOT-INCLUDED.txt']?.data.toString() ?? '';
+      for (const [rel, reason] of Object.entries(why)) expect(zipList).toContain(`\n${rel}\t${reason}\n`);
+      expect(await service.wait(link.transferId)).toMatchObject({ state: 'done', filesDone: 1, filesTotal: 1, bytes: 2, totalBytes: 2, notice: notice('The zip') });
+
+      const dest = join(local, 'special');
+      const disk = await service.wait((await service.download({ sessionId: SESSION, remotePath: tree, localPath: dest, overwrite: false })).transferId);
+      expect(disk).toMatchObject({ state: 'done', filesDone: 1, filesTotal: 1, bytes: 2, totalBytes: 2, notice: notice('The folder') });
+      expect(readdirSync(dest, { recursive: true }).map(String).sort()).toEqual(['WRAITH-NOT-INCLUDED.txt', 'ok.txt', 'sub']);
+      const diskList = readFileSync(join(dest, 'WRAITH-NOT-INCLUDED.txt'), 'utf8');
+      for (const [rel, reason] of Object.entries(why)) expect(diskList).toContain(`\n${rel}\t${reason}\n`);
+    } finally {
+      await new Promise((resolve) => listening.close(resolve));
       rmSync(local, { recursive: true, force: true });
     }
   });

@@ -1,8 +1,9 @@
 /**
  * What a folder download leaves out: the folders this login may not list, the files it may not
- * open, the links that lead to no file and those to folders, found before the first byte, so the
- * rest comes whole (as a zip for the browser, as a folder on disk for the desktop app) with a text
- * file that lists what is missing and why.
+ * open, the links that lead to no file and those to folders, the special files (named pipes,
+ * sockets, devices) and links to them, found before the first byte, so the rest comes whole (as a
+ * zip for the browser, as a folder on disk for the desktop app) with a text file that lists what
+ * is missing and why.
  */
 import { posix } from 'node:path';
 import type { RemoteFs } from './remote-fs.js';
@@ -65,7 +66,7 @@ export function unopenedFile(err: unknown, path: string): err is WraithError {
   return err instanceof WraithError && (err.code === 'EDENIED' || err.code === 'ENOTFOUND') && err.details?.path === path;
 }
 
-/** walkRemote's `unlisted`: each folder this login may not list, each link to no file and each link to a folder goes into `leftOut`. */
+/** walkRemote's `unlisted`: each folder this login may not list, each link to no file or to a folder, and each special file (or link to one) goes into `leftOut`. */
 export function noteUnlisted(leftOut: LeftOut[]): (item: Unlisted) => void {
   return (f) => leftOut.push({ rel: f.rel, folder: f.folder, reason: f.error.message });
 }

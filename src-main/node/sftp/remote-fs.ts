@@ -12,6 +12,10 @@ const S_IFMT = 0o170000;
 const S_IFDIR = 0o040000;
 const S_IFREG = 0o100000;
 const S_IFLNK = 0o120000;
+const S_IFIFO = 0o010000;
+const S_IFSOCK = 0o140000;
+const S_IFCHR = 0o020000;
+const S_IFBLK = 0o060000;
 
 export function entryType(mode: number): SftpEntryType {
   switch (mode & S_IFMT) {
@@ -23,6 +27,25 @@ export function entryType(mode: number): SftpEntryType {
       return 'symlink';
     default:
       return 'other';
+  }
+}
+
+/**
+ * What a special file (entryType 'other') is, in a person's words, and why a copy of it has no
+ * contents to give: a folder download leaves it out and says so (walkRemote).
+ */
+export function specialFile(mode: number): { what: string; why: string } {
+  switch (mode & S_IFMT) {
+    case S_IFIFO:
+      return { what: 'a named pipe (FIFO)', why: 'one program passes data through it to another while both run, so it has no contents of its own to copy' };
+    case S_IFSOCK:
+      return { what: 'a socket', why: 'programs talk to each other through it while they run, so it has no contents of its own to copy' };
+    case S_IFCHR:
+      return { what: 'a character device (a terminal, /dev/null and the like)', why: 'reading it talks to the device, so it has no contents of its own to copy' };
+    case S_IFBLK:
+      return { what: 'a block device (a disk or a partition)', why: 'reading it would read the whole device, not a file, so it is not copied' };
+    default:
+      return { what: `a special file (type ${((mode & S_IFMT) >>> 12).toString(8)})`, why: 'it is not a regular file, so it has no contents of its own to copy' };
   }
 }
 

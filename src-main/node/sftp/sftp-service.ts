@@ -22,6 +22,7 @@ import { Transfer } from './transfer.js';
 import { type TransferPlan, type TransferTuning, copyOptions, downloadDestination, downloadSource, keepOwnership, runDownload, runUpload, uploadDestination, uploadSource } from './transfer-runner.js';
 import { walkRemote } from './tree.js';
 import { type LeftOut, leaveOutUnreadable, noteUnlisted } from './left-out.js';
+import type { OrphanTempStore } from './orphan-temps.js';
 import { ZIP_MAX_ENTRIES, zipRemoteFolder } from './zip-stream.js';
 
 /**
@@ -48,6 +49,11 @@ export interface SftpServiceOptions {
    * kept on a server are removed through the next session to the same one. Default: the session.
    */
   siteOf?: (sessionId: string) => string;
+  /**
+   * Where those temps are remembered beyond this service (the App: its database), so that a
+   * restart does not leave them on the server for ever. Without it, in memory only.
+   */
+  orphanStore?: OrphanTempStore;
 }
 
 /** A streamed upload's open remote temp file (sftp.uploadBegin/Chunk/End). */
@@ -167,8 +173,9 @@ export class SftpService {
   private readonly streamIdleMs: number;
   private readonly keepFinished: number;
   private readonly siteOf: (sessionId: string) => string;
-  /** Remote temps our cleanup could not remove because the connection was gone, by site. */
+  /** Remote temps our cleanup could not remove because the connection was gone, by site (also in orphanStore). */
   private readonly orphans = new Map<string, Set<string>>();
+  private readonly orphanStore: OrphanTempStore | null;
   /** A removal of a site's orphans in progress, which concurrent calls wait for. */
   private readonly orphanSweeps = new Map<string, Promise<void>>();
   /** Each SFTP channel's login folder (homeOf). */
@@ -190,6 +197,9 @@ export class SftpService {
     this.streamIdleMs = options.streamIdleMs ?? 5 * 60_000;
     this.keepFinished = options.keepFinished ?? 50;
     this.siteOf = options.siteOf ?? ((sessionId) => sessionId);
+    this.orphanStore = options.orphanStore ?? null;
+    // Those a lost connection kept before a restart: the next session to their site removes them.
+    for (const { site, path } of this.orphanStore?.all() ?? []) this.rememberOrphan(site, path);
   }
 
   private async fs(sessionId: string): Promise<RemoteFs> {
@@ -201,17 +211,49 @@ export class SftpService {
   private async openFs(sessionId: string): Promise<RemoteFs> {
     const sftp = await this.provider(sessionId);
     const site = this.siteOf(sessionId);
-    const rfs = new RemoteFs(
-      sftp,
-      (path) => {
-        const paths = this.orphans.get(site) ?? new Set<string>();
-        paths.add(path);
-        this.orphans.set(site, paths);
-      },
-      await this.homeOf(sftp),
-    );
+    const rfs = new RemoteFs(sftp, (path) => this.noteOrphan(site, path), await this.homeOf(sftp));
     await this.sweepOrphans(site, rfs);
     return rfs;
+  }
+
+  private rememberOrphan(site: string, path: string): void {
+    const paths = this.orphans.get(site) ?? new Set<string>();
+    paths.add(path);
+    this.orphans.set(site, paths);
+  }
+
+  /**
+   * A remote path our cleanup could not remove because the connection was gone: noted, here and
+   * in the orphan store, for the next session to its site. Only our temps' names: sweepOrphans
+   * would remove nothing else, so nothing else is worth remembering (a file inside a folder built
+   * under a temp name goes with that folder).
+   */
+  private noteOrphan(site: string, path: string): void {
+    if (!isTempBasename(posix.basename(path))) return;
+    this.rememberOrphan(site, path);
+    this.keepInStore((store) => store.add({ site, path }));
+  }
+
+  /** A noted temp is gone from its server (removed, or not there), or is not ours to remove. */
+  private forgetOrphan(site: string, path: string): void {
+    const paths = this.orphans.get(site);
+    paths?.delete(path);
+    if (paths?.size === 0) this.orphans.delete(site);
+    this.keepInStore((store) => store.remove({ site, path }));
+  }
+
+  /**
+   * A change to the orphan store, which never fails the cleanup it comes from: a store that cannot
+   * take it (the App's database closing as it shuts down) loses only what a restart would have lost
+   * without one; this process still has it in memory.
+   */
+  private keepInStore(change: (store: OrphanTempStore) => void): void {
+    if (!this.orphanStore) return;
+    try {
+      change(this.orphanStore);
+    } catch {
+      // See above: nothing to tell anyone, nothing more to do.
+    }
   }
 
   /**
@@ -247,9 +289,8 @@ export class SftpService {
             );
             if (!removed) return;
           }
-          this.orphans.get(site)?.delete(path);
+          this.forgetOrphan(site, path);
         }
-        if (this.orphans.get(site)?.size === 0) this.orphans.delete(site);
       })().finally(() => this.orphanSweeps.delete(site));
       this.orphanSweeps.set(site, sweep);
     }

@@ -2,15 +2,14 @@ import { lstat, readdir, stat } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { WraithError } from '../../common/errors.js';
 import type { RemoteFs } from './remote-fs.js';
-import { entryType } from './remote-fs.js';
-import { cancelledError, fromLocalError, isItemError } from './sftp-errors.js';
+import { entryType, specialFile } from './remote-fs.js';
+import { cancelledError, fromLocalError, isItemError, sftpError } from './sftp-errors.js';
 
 /**
  * What a folder transfer will copy, found before any byte moves (so progress has a total).
  * Paths are relative to the folder, '/'-separated. Symlinks to files are copied as the file
  * they point to; symlinks to directories and special files are skipped (no loops, no devices),
- * and so are symlinks that lead to no file (walkRemote tells `unlisted` of those, and of links to
- * directories).
+ * and so are symlinks that lead to no file (walkRemote tells `unlisted` of all of those).
  */
 export interface Tree {
   dirs: string[];
@@ -22,7 +21,9 @@ export interface Tree {
 /**
  * An item below the root that the walk could not take in, and the server's reason: a folder it
  * could not list, or a symlink it could not follow to a file (one to nowhere, a loop of links),
- * or would not follow (one to a folder: `folder` is true then, and the reason is ours).
+ * or would not follow (one to a folder: `folder` is true then, and the reason is ours); or a
+ * special file (a named pipe, a socket, a device) or a link to one, which has no contents to copy
+ * (the reason is ours).
  */
 export interface Unlisted {
   rel: string;
@@ -35,10 +36,18 @@ export interface Unlisted {
  * always throws. With `unlisted`, a folder below it that cannot be listed (permission denied,
  * removed meanwhile) is told there and left out, its contents unknown; without it, that throws too.
  * A symlink that leads to no file it can reach is told there too (a download of it alone fails
- * in the same words), and so is one to a folder; both are left out either way.
+ * in the same words), and so is one to a folder, and so is a special file or a link to one; all
+ * of those are left out either way.
  */
 export async function walkRemote(rfs: RemoteFs, root: string, signal: AbortSignal, opts: { unlisted?: (item: Unlisted) => void } = {}): Promise<Tree> {
   const tree: Tree = { dirs: [], files: [], totalBytes: 0 };
+  /** A special file, or a link (to `to`) to one: nothing to copy, and not left out unsaid. */
+  const special = (rel: string, name: string, mode: number, to?: string | null) => {
+    const { what, why } = specialFile(mode);
+    const is = to === undefined ? what : to === null ? `a link to ${what}` : `a link to ${to}, ${what}`;
+    const path = posix.join(root, rel);
+    opts.unlisted?.({ rel, folder: false, error: sftpError('EBADARGS', `${name} is ${is}: ${why}.`, 'not_a_file', { path }) });
+  };
   const queue: string[] = [''];
   const skipped = new Set<string>();
   const list = async (rel: string) => {
@@ -75,6 +84,7 @@ export async function walkRemote(rfs: RemoteFs, root: string, signal: AbortSigna
             const message = `${e.filename} is a link to the folder ${to ?? 'it points to'}, and a folder download does not follow links to folders (they can lead round in a loop); download that folder on its own.`;
             opts.unlisted({ rel: childRel, folder: true, error: new WraithError('EBADARGS', message, { path }) });
           }
+          if (target && entryType(target.mode) === 'other' && opts.unlisted) special(childRel, e.filename, target.mode, await rfs.readlink(path).catch(() => null));
           if (!target || entryType(target.mode) !== 'file') continue;
           type = 'file';
           attrs = target;
@@ -85,7 +95,7 @@ export async function walkRemote(rfs: RemoteFs, root: string, signal: AbortSigna
         } else if (type === 'file') {
           tree.files.push({ rel: childRel, size: attrs.size, mode: attrs.mode & 0o7777, mtime: attrs.mtime });
           tree.totalBytes += attrs.size;
-        }
+        } else if (type === 'other') special(childRel, e.filename, attrs.mode);
       }
     }
   }
