@@ -24,3 +24,14 @@ export function hostInUrl(host: string): string {
 export function hostAndPort(host: string, port: number | string): string {
   return `${hostInUrl(host)}:${port}`;
 }
+
+/**
+ * A host as SSH host keys are looked up under it: lower case, as OpenSSH does (ssh.c lowercases
+ * the host before it reads known_hosts, and a hashed entry hashes the lowercased name), so
+ * "Web01.Example.com" and "web01.example.com" are one server, and "FE80::1" is "fe80::1". ASCII
+ * letters only, as C's tolower() and SQLite's lower() fold (the migration that folded stored names
+ * used lower()). Takes the host as dialled: brackets and port are the caller's (knownHostsName).
+ */
+export function sshHostKeyHost(host: string): string {
+  return host.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
+}

@@ -811,6 +811,42 @@ describe('the Files panel, polished', () => {
     await expect.poll(() => row('renamed.txt').getAttribute('aria-selected')).toBe('true');
   });
 
+  it("gives the keys to a new folder's row, selected, not back to the New folder button: Enter opens it, F2 renames it", async () => {
+    await showFolder();
+    const newFolder = panel().getByRole('button', { name: 'New folder' });
+    await newFolder.click();
+    const make = page.getByRole('dialog', { name: 'New folder' });
+    await make.getByRole('textbox').fill('made-here');
+    await page.keyboard.press('Enter');
+    await make.waitFor({ state: 'detached' });
+    await expect.poll(() => focusedIs(row('made-here'))).toBe(true);
+    expect(await row('made-here').getAttribute('aria-selected')).toBe('true');
+
+    // F2 renames the row that has the keys: the new folder (cancelled, the keys come back to it).
+    await page.keyboard.press('F2');
+    const rename = page.getByRole('dialog', { name: 'Rename made-here' });
+    await rename.waitFor();
+    await rename.getByRole('button', { name: 'Cancel' }).click();
+    await rename.waitFor({ state: 'detached' });
+    await expect.poll(() => focusedIs(row('made-here'))).toBe(true);
+
+    // Enter opens it; a folder made with the folders on its way ("deep/er") gives its first part's row the keys.
+    await page.keyboard.press('Enter');
+    await expect.poll(() => panel().getAttribute('data-path')).toBe(remote('made-here'));
+    await newFolder.click();
+    await make.getByRole('textbox').fill('deep/er');
+    await page.keyboard.press('Enter');
+    await make.waitFor({ state: 'detached' });
+    await expect.poll(() => focusedIs(row('deep'))).toBe(true);
+    expect(existsSync(remote('made-here', 'deep', 'er'))).toBe(true);
+
+    // Cancelled, nothing is made, and the keys go back to the button, as from any dialog.
+    await newFolder.click();
+    await make.getByRole('button', { name: 'Cancel' }).click();
+    await make.waitFor({ state: 'detached' });
+    await expect.poll(() => focusedIs(newFolder)).toBe(true);
+  });
+
   it('keeps the path bar open on a folder it may not list, with the reason under what was typed', async () => {
     const me = accountIds(sshd.users.password.username);
     mkdirSync(remote('sealed'), { mode: 0o700 }); // root's: the SFTP user may see it, not list it

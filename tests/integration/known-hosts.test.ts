@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ContractClient } from '../../src-main/common/client.js';
 import { App } from '../../src-main/node/app.js';
+import { loadMigrations, openDatabase } from '../../src-main/node/db/database.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
 import { type SshdHandle, savePasswordConnection, startSshd } from '../fixtures/sshd.js';
 import { failure } from '../fixtures/errors.js';
@@ -337,5 +338,110 @@ describe('OpenSSH known_hosts import', () => {
 
     const config = write('ssh_config', 'Host web01\n  HostName 10.0.0.5\n  IdentityFile ~/.ssh/id_ed25519 extra\n');
     expect(await client.call('hostkeys.importKnownHosts', { path: config })).toEqual({ imported: 0, skipped: 3, ...noFindings });
+  });
+});
+
+/**
+ * OpenSSH lowercases a host name before it looks in known_hosts (and hashes it lowercased), so a
+ * connection saved as "LocalHost" is the server of the entries for "localhost". A Wraith whose
+ * database was written before names were folded has a key stored as "LocalHost": it still serves.
+ */
+describe('host names without case, as OpenSSH reads them', () => {
+  let cased: App;
+  let casedClient: ContractClient;
+  let casedDir: string;
+  /** A connection that names the server in upper case, and one in lower case: "localhost" is 127.0.0.1, where sshd listens. */
+  let upper: string;
+  let lower: string;
+
+  beforeAll(async () => {
+    casedDir = mkdtempSync(join(tmpdir(), 'wraith-known-hosts-case-'));
+    // The database as a Wraith before this change left it: the server's key trusted as "LocalHost".
+    const before = openDatabase(casedDir, { migrations: loadMigrations().filter((m) => m.version < 4) });
+    before
+      .prepare(`INSERT INTO known_hosts (kind, host, port, key_type, fingerprint, hashed, source, added_at) VALUES ('ssh', 'LocalHost', ?, ?, ?, 0, 'user', ?)`)
+      .run(sshd.port, sshd.hostKeyType, sshd.hostKeyFingerprint, new Date().toISOString());
+    before.close();
+    cased = new App({ dataDir: casedDir, host: 'in-process' });
+    casedClient = connectInProcess(cased);
+    await casedClient.call('vault.init', { protection: 'keyfile' });
+    const save = (name: string, host: string) =>
+      casedClient.call('connections.create', {
+        name,
+        kind: 'ssh',
+        host,
+        port: sshd.port,
+        username: sshd.users.password.username,
+        authMethod: 'password',
+        secrets: { password: sshd.users.password.password },
+      });
+    upper = (await save('Web upper', 'LOCALHOST')).id;
+    lower = (await save('web lower', 'localhost')).id;
+  });
+
+  afterAll(async () => {
+    casedClient?.close();
+    await cased?.dispose();
+    rmSync(casedDir, { recursive: true, force: true });
+  });
+
+  async function whoamiOn(id: string): Promise<string> {
+    const { sessionId } = await casedClient.call('ssh.open', { connectionId: id });
+    const r = await casedClient.call('ssh.exec', { sessionId, command: 'whoami' });
+    await casedClient.call('sessions.close', { sessionId });
+    return r.stdout.trim();
+  }
+
+  const entries = () => casedClient.call('hostkeys.list');
+
+  test('a key stored in upper case before serves every case of the name, stored once in lower case', async () => {
+    expect(await entries()).toEqual([expect.objectContaining({ host: 'localhost', port: sshd.port, fingerprint: sshd.hostKeyFingerprint, source: 'user' })]);
+    expect(await whoamiOn(upper)).toBe(sshd.users.password.username);
+    expect(await whoamiOn(lower)).toBe(sshd.users.password.username);
+    // Forgotten by any case of the name, as it is found by any.
+    expect(await casedClient.call('hostkeys.forget', { kind: 'ssh', host: 'LocalHost', port: sshd.port })).toEqual({ ok: true, forgotten: 1 });
+    expect(await entries()).toEqual([]);
+  });
+
+  test('a plain known_hosts entry in lower case serves the connection saved in upper case, and one in upper case the other', async () => {
+    const path = write('known_hosts_case_plain', `[localhost]:${sshd.port} ${serverKey()}\n`);
+    expect(await casedClient.call('hostkeys.importKnownHosts', { path })).toEqual({ imported: 1, skipped: 0, ...noFindings });
+    expect(await whoamiOn(upper)).toBe(sshd.users.password.username);
+    await casedClient.call('hostkeys.forget', { kind: 'ssh', host: 'localhost', port: sshd.port });
+
+    // OpenSSH matches a file's names without case too: "[LocalHost]:port" is the same server, stored lowercased.
+    const shouting = write('known_hosts_case_upper', `[LocalHost]:${sshd.port} ${serverKey()}\n`);
+    expect(await casedClient.call('hostkeys.importKnownHosts', { path: shouting })).toEqual({ imported: 1, skipped: 0, ...noFindings });
+    expect((await entries()).map((e) => e.host)).toEqual(['localhost']);
+    expect(await whoamiOn(lower)).toBe(sshd.users.password.username);
+    // Both files again: the key is trusted already under either spelling, nothing is added.
+    expect(await casedClient.call('hostkeys.importKnownHosts', { path })).toEqual({ imported: 0, skipped: 0, ...noFindings });
+    await casedClient.call('hostkeys.forget', { kind: 'ssh', host: 'LOCALHOST', port: sshd.port });
+    expect(await entries()).toEqual([]);
+  });
+
+  test('a hashed entry (ssh-keygen -H hashes the lowercased name) serves the connection saved in upper case', async () => {
+    const path = hashedFile('known_hosts_case_hashed', `[localhost]:${sshd.port} ${serverKey()}`);
+    expect(await casedClient.call('hostkeys.importKnownHosts', { path })).toEqual({ imported: 1, skipped: 0, ...noFindings });
+    const [hashedName = ''] = readFileSync(path, 'utf8').split(' ');
+    expect(await whoamiOn(upper)).toBe(sshd.users.password.username);
+    // What the Known hosts view asks to name the connections of a hashed entry.
+    expect(await casedClient.call('hostkeys.matchHashed', { names: [`[LOCALHOST]:${sshd.port}`] })).toEqual([hashedName]);
+    // Forgetting the server by its name in upper case forgets the hashed entry for it.
+    expect(await casedClient.call('hostkeys.forget', { kind: 'ssh', host: 'LOCALHOST', port: sshd.port })).toEqual({ ok: true, forgotten: 1 });
+    expect((await failure(casedClient.call('ssh.open', { connectionId: upper }))).code).toBe('EHOSTKEY_UNKNOWN');
+  });
+
+  test('trusting the key from the upper-case connection makes one entry, which the lower-case one uses too', async () => {
+    const unknown = await failure(casedClient.call('ssh.open', { connectionId: upper }));
+    expect(unknown.code).toBe('EHOSTKEY_UNKNOWN');
+    // The prompt passes back what the error says, the host as the connection has it.
+    expect(unknown.details).toMatchObject({ host: 'LOCALHOST' });
+    const asked = { host: String(unknown.details?.host), port: Number(unknown.details?.port), keyType: String(unknown.details?.keyType), fingerprint: String(unknown.details?.fingerprint) };
+    expect(await casedClient.call('hostkeys.trust', { kind: 'ssh', ...asked })).toMatchObject({ host: 'localhost' });
+    await casedClient.call('hostkeys.trust', { kind: 'ssh', host: 'localhost', port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
+    expect(await entries()).toEqual([expect.objectContaining({ host: 'localhost', port: sshd.port, fingerprint: sshd.hostKeyFingerprint })]);
+    expect(await whoamiOn(lower)).toBe(sshd.users.password.username);
+    expect(await whoamiOn(upper)).toBe(sshd.users.password.username);
   });
 });

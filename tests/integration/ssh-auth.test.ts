@@ -9,7 +9,7 @@ import type { Input } from '../../src-main/common/contract/index.js';
 import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
 import { SshService } from '../../src-main/node/ssh/ssh-service.js';
-import { type SshAgentHandle, type SshdHandle, freePort, startSshAgent, startSshd } from '../fixtures/sshd.js';
+import { type SshAgentHandle, type SshdHandle, freePort, logThroughConnectionEnd, startSshAgent, startSshd } from '../fixtures/sshd.js';
 import { failure } from '../fixtures/errors.js';
 
 let sshd: SshdHandle;
@@ -506,9 +506,9 @@ describe('changed host key', () => {
     expect(err.message).toContain(`Host key for ${sshd.host}:${sshd.port} (web01) changed — possible man-in-the-middle; nothing was sent`);
     expect(err.details).toMatchObject({ fingerprint: sshd.hostKeyFingerprint, knownFingerprint: oldFingerprint, keyType: 'ssh-ed25519' });
 
-    // sshd (LogLevel DEBUG1) logs every "userauth-request for user … method …" it receives.
-    await new Promise((r) => setTimeout(r, 200)); // let sshd flush its log for the dropped connection
-    const log = sshd.readLog().slice(logBefore);
+    // sshd (LogLevel DEBUG1) logs every "userauth-request for user … method …" it receives, all of
+    // them before the line that ends the connection: read once that line is there.
+    const log = await logThroughConnectionEnd(sshd, logBefore);
     expect(log).toContain('Connection from 127.0.0.1'); // the attempt did reach the server…
     expect(log).not.toContain('userauth-request'); // …but no login (and no password) did
     expect(log).not.toMatch(/Accepted|Failed password/);

@@ -1,6 +1,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import type { HostKeyEntry, KnownHostsImport, RevokedHostKey } from '../../common/contract/hostkeys.js';
 import { WraithError } from '../../common/errors.js';
+import { sshHostKeyHost } from '../../common/host-address.js';
 import type { Db } from '../db/database.js';
 import { readLocalFileSync } from '../local-files.js';
 import { expandHome } from '../paths.js';
@@ -53,9 +54,20 @@ export function hashedNameMatches(hashedName: string, name: string): boolean {
 }
 
 /**
+ * The name a key of kind is stored and looked up under. SSH: lower case, as OpenSSH compares host
+ * names (sshHostKeyHost), whatever case a connection or a known_hosts line has it in (migration
+ * 005 folded the names stored before). RDP: as the connection has it, since the RDP session looks
+ * its certificate up by that name.
+ */
+function storedHost(kind: HostKeyKind, host: string): string {
+  return kind === 'ssh' ? sshHostKeyHost(host) : host;
+}
+
+/**
  * Trusted SSH host keys and RDP certificates by (kind, host, port). Hashed OpenSSH entries
  * ("|1|salt|hash") are kept as they are and matched by HMAC-SHA1 at lookup. A server has one
  * trusted key per key type, however it is named: a hashed entry never stands beside another key.
+ * SSH host names have no case (storedHost).
  */
 export class HostKeyStore {
   constructor(private readonly db: Db) {}
@@ -92,7 +104,7 @@ export class HostKeyStore {
   check(kind: HostKeyKind, host: string, port: number, keyType: string, fingerprint: string): HostKeyVerdict {
     const revocation = kind === 'ssh' ? this.revocation(fingerprint) : null;
     if (revocation) return { status: 'revoked', revocation };
-    const rows = this.matching(kind, host, port);
+    const rows = this.matching(kind, storedHost(kind, host), port);
     if (rows.some((r) => r.fingerprint === fingerprint)) return { status: 'trusted' };
     const sameType = rows.find((r) => r.key_type === keyType);
     if (sameType) return { status: 'changed', knownFingerprint: sameType.fingerprint, knownKeyType: sameType.key_type };
@@ -101,7 +113,8 @@ export class HostKeyStore {
     return { status: 'unknown' };
   }
 
-  trust(kind: HostKeyKind, host: string, port: number, keyType: string, fingerprint: string): HostKeyEntry {
+  trust(kind: HostKeyKind, name: string, port: number, keyType: string, fingerprint: string): HostKeyEntry {
+    const host = storedHost(kind, name);
     const revocation = kind === 'ssh' ? this.revocation(fingerprint) : null;
     if (revocation) {
       throw new WraithError(
@@ -136,18 +149,23 @@ export class HostKeyStore {
    * name itself ("|1|salt|hash", as hostkeys.list shows it) forgets that entry whatever the port:
    * nobody can tell which host:port it stands for.
    */
-  forget(kind: HostKeyKind, host: string, port: number): number {
-    if (host.startsWith('|1|')) return this.db.prepare('DELETE FROM known_hosts WHERE kind = ? AND host = ? AND hashed = 1').run(kind, host).changes;
+  forget(kind: HostKeyKind, name: string, port: number): number {
+    if (name.startsWith('|1|')) return this.db.prepare('DELETE FROM known_hosts WHERE kind = ? AND host = ? AND hashed = 1').run(kind, name).changes;
+    const host = storedHost(kind, name);
     const hashedHits = this.hashedRows(kind, host, port).map((r) => r.host);
     let n = this.db.prepare('DELETE FROM known_hosts WHERE kind = ? AND host = ? AND port = ?').run(kind, host, port).changes;
     for (const h of hashedHits) n += this.db.prepare('DELETE FROM known_hosts WHERE kind = ? AND host = ?').run(kind, h).changes;
     return n;
   }
 
-  /** The hashed entries' names that stand for any of names (each as knownHostsName writes a host). */
+  /**
+   * The hashed entries' names that stand for any of names (each as knownHostsName writes a host),
+   * in any case: OpenSSH hashes the lowercased name.
+   */
   matchHashed(names: string[]): string[] {
     const hashed = this.db.prepare(`SELECT DISTINCT host FROM known_hosts WHERE kind = 'ssh' AND hashed = 1`).all() as { host: string }[];
-    return hashed.map((r) => r.host).filter((h) => names.some((n) => hashedNameMatches(h, n)));
+    const lowered = names.map(sshHostKeyHost);
+    return hashed.map((r) => r.host).filter((h) => lowered.some((n) => hashedNameMatches(h, n)));
   }
 
   /**
@@ -244,7 +262,8 @@ export class HostKeyStore {
             skipped++;
             continue;
           }
-          add(m?.[1] ?? h, port, keyType, fp, 0);
+          // OpenSSH matches a plain name without case: "Web01" in the file is the server web01.
+          add(storedHost('ssh', m?.[1] ?? h), port, keyType, fp, 0);
         }
       }
       return forgotten;
