@@ -108,7 +108,7 @@ export class App {
       connected: (sessionId) => void this.sftp.sessionConnected(sessionId),
     });
     this.pty = new PtyService(terminalDeps);
-    this.rdp.openTunnel = (via, host, port, forConnection) => this.ssh.openTunnel(via, host, port, forConnection);
+    this.rdp.openTunnel = (via, host, port, forConnection, opts) => this.ssh.openTunnel(via, host, port, forConnection, opts);
     this.registerTerminals();
     this.registerSftp();
     this.audit = new AuditLog(this.db);
@@ -198,9 +198,9 @@ export class App {
   private registerRdp(): void {
     const r = this.router;
     const rdp = this.rdp;
-    r.handle('rdp.open', (i, ctx) => rdp.open(i.connectionId, i.width, i.height, ctx.origin));
+    r.handle('rdp.open', (i, ctx) => rdp.open(i.connectionId, i.width, i.height, ctx.origin, { signal: ctx.signal, credentials: i.credentials }));
     r.handle('rdp.close', async (i) => (await rdp.tab(i.sessionId).close(), OK));
-    r.handle('rdp.reconnect', (i) => rdp.tab(i.sessionId).reconnect());
+    r.handle('rdp.reconnect', (i, ctx) => rdp.tab(i.sessionId).reconnect({ signal: ctx.signal, credentials: i.credentials }));
     r.handle('rdp.framebuffer', (i) => {
       const fb = rdp.tab(i.sessionId).requireNative().getFramebuffer();
       if (!fb) throw new WraithError('ESESSIONCLOSED', 'The desktop is not available (the session is closing).');

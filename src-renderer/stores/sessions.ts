@@ -90,6 +90,8 @@ export interface RdpTab {
   phase: TabPhase;
   problem: Problem | null;
   reattach: boolean;
+  /** Passwords typed into this tab's card for a jump host on the way that the server refused, in a row. */
+  credentialTries: number;
   /** The title was given with Rename tab (kept across a page reload). */
   renamed?: boolean;
   /** Who opened its session, where the host says: the tab marks one the CLI or the XO opened. */
@@ -206,11 +208,28 @@ export const useSessionsStore = defineStore('sessions', () => {
     return list.length > 0 ? { credentials: list } : {};
   };
   /**
-   * The SSH opens still connecting, by tab: closing the tab gives its open up on the host (the
-   * login stops, a login prompt it showed is withdrawn), rather than letting it log in for a tab
-   * that is gone and closing the session afterwards.
+   * The SSH and RDP opens still connecting, by tab: closing the tab gives its open up on the host
+   * (the login stops, a login prompt it showed is withdrawn), rather than letting it log in for a
+   * tab that is gone and closing the session afterwards.
    */
   const openCancels = new Map<string, AbortController>();
+
+  /**
+   * Runs the open of tab `key` with a signal its tab's close aborts (the call is then given up
+   * on the host). Null when it was given up so: there is nobody to tell.
+   */
+  async function untilClosed<T>(key: string, open: (signal: AbortSignal) => Promise<T>): Promise<T | null> {
+    const cancel = new AbortController();
+    openCancels.set(key, cancel);
+    try {
+      return await open(cancel.signal);
+    } catch (err) {
+      if (cancel.signal.aborted) return null;
+      throw err;
+    } finally {
+      if (openCancels.get(key) === cancel) openCancels.delete(key);
+    }
+  }
 
   const activeTab = computed(() => tabs.value.find((t) => t.key === activeKey.value) ?? null);
   // A tab being shown has been seen: whatever it was marked with is cleared, however it got shown.
@@ -328,7 +347,7 @@ export const useSessionsStore = defineStore('sessions', () => {
     } else if (s.connectionId) {
       const phase = s.state === 'disconnected' ? 'disconnected' : 'open';
       const problem = s.state === 'disconnected' ? { code: 'ESESSIONCLOSED', message: s.reason ?? 'The connection dropped.', details: {} } : null;
-      tabs.value.push({ key: `tab-${nextKey++}`, kind: 'rdp', ...title, ...openedBy, connectionId: s.connectionId, sessionId: s.id, phase, problem, reattach: true });
+      tabs.value.push({ key: `tab-${nextKey++}`, kind: 'rdp', ...title, ...openedBy, connectionId: s.connectionId, sessionId: s.id, phase, problem, reattach: true, credentialTries: 0 });
     }
     // With no tab in front, the new one comes forward (the welcome would otherwise hide it); it
     // takes no keys (a view that opens focuses nothing until its phase changes or it is shown).
@@ -414,7 +433,7 @@ export const useSessionsStore = defineStore('sessions', () => {
   }
 
   function openRdp(connectionId: string, title: string): RdpTab {
-    const tab: RdpTab = { key: `tab-${nextKey++}`, kind: 'rdp', title, connectionId, sessionId: null, phase: 'starting', problem: null, reattach: false };
+    const tab: RdpTab = { key: `tab-${nextKey++}`, kind: 'rdp', title, connectionId, sessionId: null, phase: 'starting', problem: null, reattach: false, credentialTries: 0 };
     tabs.value.push(tab);
     activeKey.value = tab.key;
     // The reactive proxy, so the caller's changes reach the view.
@@ -490,24 +509,14 @@ export const useSessionsStore = defineStore('sessions', () => {
           tab.problem = deletedProblem(tab);
           return;
         }
-        const cancel = new AbortController();
-        openCancels.set(key, cancel);
-        let r: Output<'ssh.open'>;
-        try {
-          r = await vault.withUnlocked(`Connect to ${tab.title}`, () =>
-            opening(() => host.call('ssh.open', { connectionId, cols, rows, ...typedFor(key) }, { signal: cancel.signal })),
-          );
-        } catch (err) {
-          // Given up because its tab closed: there is nobody to tell.
-          if (cancel.signal.aborted) return;
-          throw err;
-        } finally {
-          if (openCancels.get(key) === cancel) openCancels.delete(key);
-        }
+        const r: Output<'ssh.open'> | null = await untilClosed(key, (signal) =>
+          vault.withUnlocked(`Connect to ${tab.title}`, () => opening(() => host.call('ssh.open', { connectionId, cols, rows, ...typedFor(key) }, { signal }))),
+        );
+        // Given up because its tab closed: there is nobody to tell.
+        if (!r) return;
         // It had opened before the cancel reached the host: closedMeanwhile ends it.
         if (await closedMeanwhile(key, r.sessionId)) return;
-        tab.credentialTries = 0;
-        typedSecrets.delete(key);
+        connectedWithTyped(tab);
         tab.sessionId = r.sessionId;
         // The session is open; a saved port forward that could not start is news, not a failure.
         for (const message of r.forwardErrors ?? []) toast(`${tab.title}: ${message}`, 'error');
@@ -558,9 +567,11 @@ export const useSessionsStore = defineStore('sessions', () => {
 
   /**
    * Records why connecting failed. A host key question becomes its card (the person decides,
-   * whether the tab was opening or reconnecting); anything else leaves the tab `otherwise`.
+   * whether the tab was opening or reconnecting), and so does a password or passphrase to type
+   * (an SSH tab's own, or a jump host's on the way to it or to an RDP desktop); anything else
+   * leaves the tab `otherwise`.
    */
-  function fail(tab: TerminalTab, err: unknown, otherwise: 'failed' | 'disconnected'): void {
+  function fail(tab: SessionTab, err: unknown, otherwise: 'failed' | 'disconnected'): void {
     const e = asWraithError(err);
     tab.problem = { code: e.code, message: e.message, details: e.details ?? {} };
     const need = e.code === 'EAUTH' ? CredentialNeed.safeParse(e.details).data : undefined;
@@ -590,12 +601,27 @@ export const useSessionsStore = defineStore('sessions', () => {
    */
   async function connectWithCredential(key: string, secret: string, save: boolean, cols: number, rows: number): Promise<void> {
     const tab = find(key);
-    const need = tab && credentialNeed(tab);
-    if (!tab || !need) return;
-    const others = (typedSecrets.get(key) ?? []).filter((c) => c.connectionId !== need.connectionId);
-    typedSecrets.set(key, [...others, { connectionId: need.connectionId, secret, save }]);
+    if (!tab || !keepTyped(tab, secret, save)) return;
     if (tab.sessionId) await reconnect(tab.key, true);
     else await start(tab.key, cols, rows, true);
+  }
+
+  /**
+   * Keeps the secret typed into the tab's card, for the hop the card asked about, for the rest of
+   * this connect (in place of one typed for that hop before). False: the tab asks for none.
+   */
+  function keepTyped(tab: SessionTab, secret: string, save: boolean): boolean {
+    const need = credentialNeed(tab);
+    if (!need) return false;
+    const others = (typedSecrets.get(tab.key) ?? []).filter((c) => c.connectionId !== need.connectionId);
+    typedSecrets.set(tab.key, [...others, { connectionId: need.connectionId, secret, save }]);
+    return true;
+  }
+
+  /** The tab connected: what was typed for it, and its refusals, are forgotten. */
+  function connectedWithTyped(tab: SessionTab): void {
+    tab.credentialTries = 0;
+    typedSecrets.delete(tab.key);
   }
 
   /**
@@ -665,8 +691,7 @@ export const useSessionsStore = defineStore('sessions', () => {
     try {
       const sessionId = tab.sessionId;
       await vault.withUnlocked(`Reconnect to ${tab.title}`, () => host.call('ssh.reconnect', { sessionId, ...typedFor(key) }));
-      tab.credentialTries = 0;
-      typedSecrets.delete(key);
+      connectedWithTyped(tab);
       const info = tab.sessionId ? infos.value[tab.sessionId] : undefined;
       if (info) applyInfo(info);
     } catch (err) {
@@ -694,9 +719,9 @@ export const useSessionsStore = defineStore('sessions', () => {
       tab.phase === 'hostkey-unknown' ? `the ${server}'s ${identity} was not trusted` :
       tab.phase === 'hostkey-changed' ? `the ${server}'s ${identity} has changed` :
       tab.phase === 'hostkey-revoked' ? `the ${server} offered a revoked ${identity}` :
-      tab.phase === 'credential' && tab.kind !== 'rdp' ? `no ${credentialNeed(tab)?.credential ?? 'password'} was given` : null;
+      tab.phase === 'credential' ? `no ${credentialNeed(tab)?.credential ?? 'password'} was given` : null;
     if (!what) return;
-    if (tab.kind !== 'rdp') tab.credentialTries = 0;
+    tab.credentialTries = 0;
     typedSecrets.delete(key);
     if (!infos.value[tab.sessionId]) {
       tab.phase = 'ended';
@@ -857,7 +882,8 @@ export const useSessionsStore = defineStore('sessions', () => {
 
   return {
     infos, tabs, activeKey, activeTab, panelShell, prompts, runningCount,
-    load, opening, openSsh, openShellTab, openRdp, findRdp, setPanelShell, panelShellRunning, closePanelShell, start, trustAndConnect, forgetAndRetry, connectWithCredential, credentialNeed, reconnect, cancelReconnect, relaunch, kill, close, activate, cycle,
+    load, opening, untilClosed, openSsh, openShellTab, openRdp, findRdp, setPanelShell, panelShellRunning, closePanelShell, start, trustAndConnect, forgetAndRetry, connectWithCredential, credentialNeed, reconnect, cancelReconnect, relaunch, kill, close, activate, cycle,
+    fail, typedFor, keepTyped, connectedWithTyped,
     canDuplicate, connectionDeleted, deletedProblem, learnDeleted, closedMeanwhile, duplicate, openSshIn, rename, setShellTitle, setShellCwd, move, markAttention,
     answerPrompt, hostKeyTarget, trustShownIdentity, forgetShownIdentity,
   };

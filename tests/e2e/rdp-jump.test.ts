@@ -2,7 +2,10 @@
  * An RDP tab whose desktop is reached through an SSH jump host, in real Chromium against a real
  * sshd (the jump host) and a real RDP server (freerdp-shadow-cli on Xvfb): the jump host's SSH key
  * is asked about in the RDP tab with the SSH tab's card, naming the hop, and Trust connects on to
- * the desktop; a changed or revoked key is refused there as an SSH tab refuses it.
+ * the desktop; a changed or revoked key is refused there as an SSH tab refuses it. A jump host
+ * with no saved password is asked for it in the RDP tab with the SSH tab's password card; a tab
+ * closed while its jump host's login prompt is up gives the connect up. The tests run in order on
+ * one page (the first trusts the desktop's certificate).
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +16,7 @@ import type { ContractClient } from '../../src-main/common/client.js';
 import { connectWebSocket } from '../../src-main/server/ws-client.js';
 import { type TestBrowser, openApp } from '../fixtures/browser.js';
 import { type RdpTestServer, startRdpServer } from '../fixtures/rdp-server.js';
+import { until } from '../fixtures/poll.js';
 import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 import { canvasPixel } from '../fixtures/rdp-page.js';
@@ -31,6 +35,15 @@ const hop = () => `${sshd.host}:${sshd.port} (jump host rdp gate, on the way to 
 const forgetJumpKey = () => api.call('hostkeys.forget', { kind: 'ssh', host: sshd.host, port: sshd.port });
 
 const pixel = (x: number, y: number) => canvasPixel(page, x, y);
+const trustJumpKey = () => api.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
+/** The desktop is shown: the root window's colour at its middle. */
+const desktopShown = () =>
+  expect
+    .poll(async () => {
+      const got = await pixel(400, 300);
+      return got.length === 4 && Math.abs(got[0]! - 0xcc) <= 8 && Math.abs(got[1]! - 0x66) <= 8 && Math.abs(got[2]! - 0x33) <= 8;
+    }, { timeout: 15_000 })
+    .toBe(true);
 
 beforeAll(async () => {
   rdp = await startRdpServer({ width: 800, height: 600 });
@@ -75,12 +88,7 @@ describe('RDP through an SSH jump host (needs sshd, Xvfb, freerdp2-shadow-x11: s
     await certificate.getByRole('button', { name: 'Trust and connect' }).click();
 
     await expect.poll(() => pane().getAttribute('data-phase'), { timeout: 20_000 }).toBe('open');
-    await expect
-      .poll(async () => {
-        const got = await pixel(400, 300);
-        return got.length === 4 && Math.abs(got[0]! - 0xcc) <= 8 && Math.abs(got[1]! - 0x66) <= 8 && Math.abs(got[2]! - 0x33) <= 8;
-      }, { timeout: 15_000 })
-      .toBe(true);
+    await desktopShown();
     expect(sshd.readLog()).toMatch(new RegExp(`direct_tcpip.*target 127\\.0\\.0\\.1 port ${rdp.port}`));
     await api.call('sessions.close', { sessionId: (await pane().getAttribute('data-session-id')) ?? '' });
   });
@@ -111,5 +119,51 @@ describe('RDP through an SSH jump host (needs sshd, Xvfb, freerdp2-shadow-x11: s
     } finally {
       await api.call('hostkeys.liftRevocation', { fingerprint: sshd.hostKeyFingerprint });
     }
+  });
+
+  it("asks for the jump host's password in the RDP tab with the SSH tab's card; a refused one is asked again, and the right one connects on to the desktop", async () => {
+    await trustJumpKey();
+    const gate = await api.call('connections.create', { name: 'pw gate', kind: 'ssh', host: sshd.host, port: sshd.port, username: sshd.users.password.username, authMethod: 'password' });
+    await api.call('connections.create', { name: 'desk via pw gate', kind: 'rdp', host: rdp.host, port: rdp.port, jumpHostId: gate.id, rdpOptions: { security: 'tls' } });
+    await page.getByRole('treeitem', { name: /^desk via pw gate, RDP/ }).dblclick();
+
+    const card = pane().getByRole('alertdialog', { name: `Password for ${sshd.users.password.username}@${sshd.host}:${sshd.port} (pw gate)` });
+    await card.waitFor({ timeout: 20_000 });
+    await card.getByLabel('Password', { exact: true }).fill('not-the-password');
+    await card.getByRole('button', { name: 'Connect' }).click();
+    // Asked again (a fresh card: an empty field), saying the jump host refused it.
+    await expect.poll(() => card.locator('.refusal').count(), { timeout: 20_000 }).toBe(1);
+    expect(await card.locator('.refusal').innerText()).toMatch(/refused the login with that password: permission denied, please try again \(2 of 3\)\.$/);
+    expect(await card.getByLabel('Password', { exact: true }).inputValue()).toBe('');
+
+    await card.getByLabel('Password', { exact: true }).fill(sshd.users.password.password);
+    await card.getByRole('button', { name: 'Connect' }).click();
+    await expect.poll(() => pane().getAttribute('data-phase'), { timeout: 20_000 }).toBe('open');
+    await desktopShown();
+    // Typed for this connect only: the jump host still has no password saved.
+    expect((await api.call('connections.get', { id: gate.id })).hasPassword).toBe(false);
+    await api.call('sessions.close', { sessionId: (await pane().getAttribute('data-session-id')) ?? '' });
+  });
+
+  it("closing the RDP tab while its jump host's login prompt is up gives the connect up: the prompt is withdrawn, and no session is left", async () => {
+    await trustJumpKey();
+    const gate = await api.call('connections.create', {
+      name: 'ki gate', kind: 'ssh', host: sshd.host, port: sshd.port, username: sshd.users.password.username, authMethod: 'keyboard-interactive',
+    });
+    const desk = await api.call('connections.create', { name: 'desk via ki gate', kind: 'rdp', host: rdp.host, port: rdp.port, jumpHostId: gate.id, rdpOptions: { security: 'tls' } });
+    const before = sshd.heldConnections();
+    await page.getByRole('treeitem', { name: /^desk via ki gate, RDP/ }).dblclick();
+    const login = page.getByRole('dialog', { name: /^Login to / });
+    await login.waitFor({ timeout: 20_000 });
+    expect(sshd.heldConnections()).toBe(before + 1);
+
+    // The login card is the window's (modal: the tab strip behind it takes no pointer), so the
+    // tab's × is clicked by script: what is tested is what closing the tab does.
+    await page.locator('.tab-strip [role="tab"]', { hasText: 'desk via ki gate' }).locator('.tab-close').dispatchEvent('click');
+    // The prompt waits two minutes for its answer: it is withdrawn now, with its card.
+    await login.waitFor({ state: 'detached', timeout: 10_000 });
+    await until('the login connection closed on the jump host', () => sshd.heldConnections() === before, 10_000);
+    expect((await api.call('sessions.list')).some((s) => s.connectionId === desk.id)).toBe(false);
+    expect(await page.locator('.tab-strip [role="tab"]', { hasText: 'desk via ki gate' }).count()).toBe(0);
   });
 });

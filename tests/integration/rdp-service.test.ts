@@ -16,9 +16,11 @@ import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
 import { toDesktopPoint } from '../../src-main/node/rdp/screenshot.js';
 import { type RdpTestServer, startRdpServer } from '../fixtures/rdp-server.js';
+import { startDelayProxy } from '../fixtures/delay-proxy.js';
 import { failure } from '../fixtures/errors.js';
 import { freePort } from '../fixtures/net.js';
-import { startSshd } from '../fixtures/sshd.js';
+import { until } from '../fixtures/poll.js';
+import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
 
 let server: RdpTestServer;
 let app: App;
@@ -280,6 +282,184 @@ test("a jump host's keyboard-interactive login during an RDP open is asked as an
   } finally {
     off();
     client.subscribe(['rdp.', 'session.']);
+    await sshd.stop();
+  }
+});
+
+/** The desktop's certificate trusted, as a tab's card would trust it (the tests below are about the jump host). */
+async function trustDesk(): Promise<void> {
+  await client.call('sessions.close', { sessionId: await openTrusted() });
+}
+
+/** A jump host on the test sshd whose login the person answers (keyboard-interactive), and a desktop behind it. */
+async function askingGate(sshd: SshdHandle, name: string): Promise<{ jumpId: string; rdpId: string }> {
+  await client.call('vault.init', { protection: 'keyfile' }).catch(() => undefined);
+  await client.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
+  const jump = await client.call('connections.create', {
+    name, kind: 'ssh', host: sshd.host, port: sshd.port, username: sshd.users.password.username, authMethod: 'keyboard-interactive',
+  });
+  const rdp = await client.call('connections.create', { name: `desk behind ${name}`, kind: 'rdp', host: '127.0.0.1', port: server.port, jumpHostId: jump.id, rdpOptions: { security: 'tls' } });
+  return { jumpId: jump.id, rdpId: rdp.id };
+}
+
+/** The id of the next ssh.prompt for `connectionId`. */
+function nextPrompt(connectionId: string): Promise<string> {
+  return new Promise((resolve) => {
+    const off = client.on('ssh.prompt', (p) => {
+      if (p.connectionId !== connectionId) return;
+      off();
+      resolve(p.promptId);
+    });
+  });
+}
+
+test("a jump host with no saved password fails the RDP open as an SSH open's does (EAUTH credential-required); `credentials` gives it for one connect, saved only with save: true once accepted", async () => {
+  const sshd = await startSshd();
+  try {
+    await trustDesk();
+    await client.call('vault.init', { protection: 'keyfile' }).catch(() => undefined);
+    await client.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
+    const jump = await client.call('connections.create', { name: 'pw gate', kind: 'ssh', host: sshd.host, port: sshd.port, username: sshd.users.password.username, authMethod: 'password' });
+    const rdp = await client.call('connections.create', { name: 'desk behind pw gate', kind: 'rdp', host: '127.0.0.1', port: server.port, jumpHostId: jump.id, rdpOptions: { security: 'tls' } });
+    const need = { credential: 'password', connectionId: jump.id, connectionName: 'pw gate', username: sshd.users.password.username, host: sshd.host, port: sshd.port };
+    const typed = { connectionId: jump.id, secret: sshd.users.password.password };
+
+    const missing = await failure(client.call('rdp.open', { connectionId: rdp.id }));
+    expect(missing.code).toBe('EAUTH');
+    expect(missing.details).toEqual({ reason: 'credential-required', ...need });
+    expect(missing.message).toBe('No password is saved for pw gate: enter it to connect.');
+
+    const wrong = await failure(client.call('rdp.open', { connectionId: rdp.id, credentials: [{ ...typed, secret: 'not-the-password' }] }));
+    expect(wrong.code).toBe('EAUTH');
+    expect(wrong.details).toEqual({ reason: 'credential-rejected', ...need });
+
+    const misdirected = await failure(client.call('rdp.open', { connectionId: rdp.id, credentials: [{ ...typed, connectionId: rdp.id }] }));
+    expect(misdirected.code).toBe('EBADARGS');
+    expect(misdirected.message).toBe('The password given is for a connection that is not on the way to desk behind pw gate.');
+    // A desktop reached directly has no hop to give one for.
+    const direct = await failure(client.call('rdp.open', { connectionId, credentials: [typed] }));
+    expect(direct.code).toBe('EBADARGS');
+
+    // For this connect only: the desktop opens, and the next open asks again.
+    const once = (await client.call('rdp.open', { connectionId: rdp.id, credentials: [typed] })).sessionId;
+    expect((await client.call('sessions.list')).find((s) => s.id === once)?.state).toBe('open');
+    // Its Reconnect asks too, the session waiting, disconnected; given the password it connects again.
+    const again = await failure(client.call('rdp.reconnect', { sessionId: once }));
+    expect(again.details).toEqual({ reason: 'credential-required', ...need });
+    expect((await client.call('sessions.list')).find((s) => s.id === once)?.state).toBe('disconnected');
+    await client.call('rdp.reconnect', { sessionId: once, credentials: [typed] });
+    expect((await client.call('sessions.list')).find((s) => s.id === once)?.state).toBe('open');
+    await client.call('sessions.close', { sessionId: once });
+    expect((await failure(client.call('rdp.open', { connectionId: rdp.id }))).details).toMatchObject({ reason: 'credential-required' });
+
+    // Saved once the jump host accepted it: later opens need none.
+    const saving = (await client.call('rdp.open', { connectionId: rdp.id, credentials: [{ ...typed, save: true }] })).sessionId;
+    await client.call('sessions.close', { sessionId: saving });
+    const later = (await client.call('rdp.open', { connectionId: rdp.id })).sessionId;
+    await client.call('sessions.close', { sessionId: later });
+  } finally {
+    await sshd.stop();
+  }
+});
+
+test("an RDP open given up at its jump host's login prompt ends ECANCELLED: the prompt is withdrawn, and no session nor jump host connection is left", async () => {
+  const sshd = await startSshd();
+  client.subscribe(['rdp.', 'session.', 'ssh.prompt']);
+  const withdrawn: string[] = [];
+  const offClosed = client.on('ssh.prompt_closed', (p) => withdrawn.push(p.promptId));
+  try {
+    await trustDesk();
+    const { jumpId, rdpId } = await askingGate(sshd, 'asking gate');
+    const before = sshd.heldConnections();
+    const prompted = nextPrompt(jumpId);
+    const giveUp = new AbortController();
+    const opening = failure(client.call('rdp.open', { connectionId: rdpId }, { signal: giveUp.signal }));
+    const promptId = await prompted;
+    expect(sshd.heldConnections()).toBe(before + 1);
+    giveUp.abort();
+    // The prompt would wait two minutes for its answer: it is withdrawn now.
+    await until('the prompt withdrawn', () => withdrawn.includes(promptId), 10_000);
+    const e = await opening;
+    expect(e.code).toBe('ECANCELLED');
+    expect(e.message).toBe('Connecting to desk behind asking gate was cancelled.');
+    expect((await failure(client.call('ssh.answer', { promptId, answers: [sshd.users.password.password] }))).code).toBe('ENOTFOUND');
+    await until('the login connection closed on the jump host', () => sshd.heldConnections() === before, 10_000);
+    expect((await client.call('sessions.list')).some((s) => s.connectionId === rdpId)).toBe(false);
+  } finally {
+    offClosed();
+    client.subscribe(['rdp.', 'session.']);
+    await sshd.stop();
+  }
+});
+
+test('an RDP reconnect given up at the jump host\'s login prompt leaves the session disconnected; one closed meanwhile is closed, its prompt withdrawn', async () => {
+  const sshd = await startSshd();
+  client.subscribe(['rdp.', 'session.', 'ssh.prompt']);
+  const withdrawn: string[] = [];
+  const offClosed = client.on('ssh.prompt_closed', (p) => withdrawn.push(p.promptId));
+  try {
+    await trustDesk();
+    const { jumpId, rdpId } = await askingGate(sshd, 'reasking gate');
+    const answered = nextPrompt(jumpId).then((promptId) => client.call('ssh.answer', { promptId, answers: [sshd.users.password.password] }));
+    const sessionId = (await client.call('rdp.open', { connectionId: rdpId })).sessionId;
+    await answered;
+    const state = async () => (await client.call('sessions.list')).find((s) => s.id === sessionId)?.state;
+
+    let prompted = nextPrompt(jumpId);
+    const giveUp = new AbortController();
+    const reconnecting = failure(client.call('rdp.reconnect', { sessionId }, { signal: giveUp.signal }));
+    let promptId = await prompted;
+    giveUp.abort();
+    await until('the prompt withdrawn', () => withdrawn.includes(promptId), 10_000);
+    expect((await reconnecting).code).toBe('ECANCELLED');
+    expect(await state()).toBe('disconnected');
+
+    // Closed (its tab closed) while it reconnects: the connect is given up with it.
+    const before = sshd.heldConnections();
+    prompted = nextPrompt(jumpId);
+    const closedWhile = failure(client.call('rdp.reconnect', { sessionId }));
+    promptId = await prompted;
+    await client.call('sessions.close', { sessionId });
+    await until('the prompt withdrawn', () => withdrawn.includes(promptId), 10_000);
+    const e = await closedWhile;
+    expect(e.code).toBe('ECANCELLED');
+    expect(e.message).toBe('desk behind reasking gate was closed while connecting.');
+    expect(await state()).toBeUndefined();
+    await until('the login connection closed on the jump host', () => sshd.heldConnections() === before, 10_000);
+  } finally {
+    offClosed();
+    client.subscribe(['rdp.', 'session.']);
+    await sshd.stop();
+  }
+});
+
+test('an RDP open given up while FreeRDP connects ends ECANCELLED: no session, and its connection (and tunnel) closed', async () => {
+  const sshd = await startSshd();
+  // A far desktop: its handshake takes many round trips of two seconds each.
+  const far = await startDelayProxy(server.port, 1000);
+  try {
+    await client.call('vault.init', { protection: 'keyfile' }).catch(() => undefined);
+    await client.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
+    const jump = await client.call('connections.create', {
+      name: 'far gate', kind: 'ssh', host: sshd.host, port: sshd.port, username: sshd.users.password.username, secrets: { password: sshd.users.password.password },
+    });
+    const direct = await client.call('connections.create', { name: 'far desk', kind: 'rdp', host: '127.0.0.1', port: far.port, rdpOptions: { security: 'tls' } });
+    const behind = await client.call('connections.create', { name: 'far desk behind gate', kind: 'rdp', host: '127.0.0.1', port: far.port, jumpHostId: jump.id, rdpOptions: { security: 'tls' } });
+    const jumpBefore = sshd.heldConnections();
+    for (const id of [direct.id, behind.id]) {
+      const giveUp = new AbortController();
+      const opening = failure(client.call('rdp.open', { connectionId: id }, { signal: giveUp.signal }));
+      await until('FreeRDP connected to the far desktop', () => far.openConnections() === 1, 20_000);
+      giveUp.abort();
+      const e = await opening;
+      expect(e.code).toBe('ECANCELLED');
+      expect(e.message).toMatch(/^Connecting to far desk( behind gate)? was cancelled\.$/);
+      await until('the connection to the desktop closed', () => far.openConnections() === 0, 10_000);
+      await until('the jump host connection closed', () => sshd.heldConnections() === jumpBefore, 10_000);
+      expect((await client.call('sessions.list')).some((s) => s.connectionId === id)).toBe(false);
+    }
+  } finally {
+    await far.close();
     await sshd.stop();
   }
 });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { SessionInfo, SessionOpener } from '../../common/contract/sessions.js';
+import type { OneTimeCredential } from '../../common/contract/ssh.js';
 import { type ErrorCode, WraithError } from '../../common/errors.js';
 import { hostAndPort, hostToDial } from '../../common/host-address.js';
 import type { ConnectionsService, ResolvedConnection } from '../connections/connections-service.js';
@@ -13,7 +14,21 @@ import { type Screenshot, encodeScreenshot } from './screenshot.js';
  * An SSH tunnel to the RDP host through a jump connection; provided once SSH sessions exist.
  * `forConnection`: the RDP connection's name, which a hop's host key question names.
  */
-export type RdpTunnelOpener = (jumpHostId: string, host: string, port: number, forConnection: string) => Promise<{ host: string; port: number; close(): void }>;
+export type RdpTunnelOpener = (
+  jumpHostId: string,
+  host: string,
+  port: number,
+  forConnection: string,
+  opts: RdpConnectOptions,
+) => Promise<{ host: string; port: number; close(): void }>;
+
+/** What one connect (rdp.open, rdp.reconnect) carries besides the saved connection. */
+export interface RdpConnectOptions {
+  /** The caller gave the connect up (a tab closed while connecting, a client gone). */
+  signal?: AbortSignal | undefined;
+  /** Passwords or passphrases typed for the SSH jump hosts on the way, as ssh.open takes them. */
+  credentials?: OneTimeCredential[] | undefined;
+}
 
 /** How many rdp.frame events may be unacknowledged before frames are merged and held. */
 const FRAME_CREDITS = 2;
@@ -61,6 +76,8 @@ class RdpTab implements SessionHandle {
   private held: { x0: number; y0: number; x1: number; y1: number } | null = null;
   private creditTimer: NodeJS.Timeout | null = null;
   private tunnel: { close(): void } | null = null;
+  /** Aborted when the session closes: a connect (reconnect) under way is given up. */
+  private readonly closing = new AbortController();
   readonly createdAt = new Date().toISOString();
 
   constructor(
@@ -84,16 +101,37 @@ class RdpTab implements SessionHandle {
     };
   }
 
-  async connect(width: number | undefined, height: number | undefined): Promise<{ width: number; height: number }> {
+  async connect(width: number | undefined, height: number | undefined, opts: RdpConnectOptions = {}): Promise<{ width: number; height: number }> {
     // Dialled as SSH dials a hop: FreeRDP looks "[::1]", as a person may save it, up as a name
     // that does not resolve. Its certificate is trusted and looked up under the bare address too.
     const c = { ...this.connection, host: hostToDial(this.connection.host) };
     const known = this.service.hostKeys.list().find((k) => k.kind === 'rdp' && k.host === c.host && k.port === c.port);
+    // Closing the session gives its connect up as the caller going away does (SshSession.connect):
+    // a jump host's login prompt is withdrawn at once, and nothing is left connected.
+    const cancelled = opts.signal ? AbortSignal.any([opts.signal, this.closing.signal]) : this.closing.signal;
+    const givenUp = () =>
+      new WraithError('ECANCELLED', this.state === 'closed' ? `${c.name} was closed while connecting.` : `Connecting to ${c.name} was cancelled.`);
+    if (cancelled.aborted) throw givenUp();
+    if (opts.credentials?.length && !c.jumpHostId) {
+      throw new WraithError('EBADARGS', `credentials: ${c.name} is reached directly, with no SSH jump host to give a password for.`);
+    }
     let target = { host: c.host, port: c.port };
+    let tunnel: { close(): void } | null = null;
     if (c.jumpHostId) {
       if (!this.service.openTunnel) throw new WraithError('EUNAVAILABLE', 'RDP through a jump host needs SSH sessions, which this host does not offer.');
       // FreeRDP dials a TCP address, so the SSH hop is offered to it as a loopback listener.
-      const t = await this.service.openTunnel(c.jumpHostId, c.host, c.port, c.name);
+      let t: { host: string; port: number; close(): void };
+      try {
+        t = await this.service.openTunnel(c.jumpHostId, c.host, c.port, c.name, { signal: cancelled, credentials: opts.credentials });
+      } catch (err) {
+        // Given up at a hop (its login prompt withdrawn): said of the desktop, as an SSH open says it of its target.
+        throw cancelled.aborted ? givenUp() : err;
+      }
+      if (cancelled.aborted) {
+        t.close();
+        throw givenUp();
+      }
+      tunnel = t;
       this.tunnel = t;
       target = { host: t.host, port: t.port };
     }
@@ -113,16 +151,34 @@ class RdpTab implements SessionHandle {
     native.on('resize', (size) => this.service.bus.emit('rdp.resized', { sessionId: this.id, ...size }));
     native.on('closed', (info) => this.onClosed(native, info));
     this.native = native;
+    // FreeRDP's connect can be interrupted (close() while connecting rejects it with ECANCELED).
+    // The session is let go first, so its end is not reported as a drop of this tab; the tunnel
+    // closes at once too, which ends the connect's TCP connection wherever FreeRDP is in it.
+    const letGo = () => {
+      if (this.native === native) this.native = null;
+      void native.close();
+      tunnel?.close();
+      if (this.tunnel === tunnel) this.tunnel = null;
+    };
+    cancelled.addEventListener('abort', letGo, { once: true });
     try {
       const size = await native.connect();
+      if (cancelled.aborted) throw givenUp(); // connected just as it was given up
       this.state = 'open';
       this.reason = null;
       return { width: size.width, height: size.height };
     } catch (err) {
       this.tunnel?.close();
       this.tunnel = null;
-      throw toWraithError(err, c, known?.fingerprint);
+      throw cancelled.aborted ? givenUp() : toWraithError(err, c, known?.fingerprint);
+    } finally {
+      cancelled.removeEventListener('abort', letGo);
     }
+  }
+
+  /** A method, not a field read: TypeScript would keep `state` narrowed across an await. */
+  isClosed(): boolean {
+    return this.state === 'closed';
   }
 
   requireNative(): RdpSession {
@@ -147,6 +203,7 @@ class RdpTab implements SessionHandle {
     const native = this.native;
     this.state = 'closed';
     this.reason = null;
+    this.closing.abort();
     this.clearCreditTimer();
     if (native) await native.close();
     this.tunnel?.close();
@@ -159,13 +216,13 @@ class RdpTab implements SessionHandle {
    * ssh.reconnect does. A deleted one is refused before the session is touched: what it reached
    * stays as it is. (A resize keeps what the session connected with: it needs no unlocked vault.)
    */
-  reconnect(): Promise<{ width: number; height: number }> {
+  reconnect(opts: RdpConnectOptions = {}): Promise<{ width: number; height: number }> {
     this.connection = this.service.resolveAgain(this.connection, this.id);
-    return this.reopen();
+    return this.reopen(undefined, undefined, opts);
   }
 
   /** Replaces the native session (reconnect, resize) keeping this tab's id. */
-  async reopen(width?: number, height?: number): Promise<{ width: number; height: number }> {
+  async reopen(width?: number, height?: number, opts: RdpConnectOptions = {}): Promise<{ width: number; height: number }> {
     const old = this.native;
     this.native = null;
     if (old) await old.close();
@@ -174,11 +231,13 @@ class RdpTab implements SessionHandle {
     this.state = 'connecting';
     this.service.sessions.changed(this.id);
     try {
-      const size = await this.connect(width ?? old?.width, height ?? old?.height);
+      const size = await this.connect(width ?? old?.width, height ?? old?.height, opts);
       this.service.sessions.changed(this.id);
       this.service.bus.emit('rdp.resized', { sessionId: this.id, ...size });
       return size;
     } catch (err) {
+      // Closed while it reconnected: it stays closed (and forgotten), not disconnected.
+      if (this.isClosed()) throw err;
       this.state = 'disconnected';
       this.reason = err instanceof Error ? err.message : String(err);
       this.service.sessions.changed(this.id);
@@ -262,12 +321,21 @@ export class RdpService {
     public openTunnel: RdpTunnelOpener | null = null,
   ) {}
 
-  /** `openedBy`: who asked (a window, the CLI, the XO), which the windows' tabs show. */
-  async open(connectionId: string, width: number | undefined, height: number | undefined, openedBy: SessionOpener): Promise<{ sessionId: string; width: number; height: number }> {
+  /**
+   * `openedBy`: who asked (a window, the CLI, the XO), which the windows' tabs show. Registered
+   * only once connected: a failed or cancelled open (`opts.signal`) leaves nothing behind.
+   */
+  async open(
+    connectionId: string,
+    width: number | undefined,
+    height: number | undefined,
+    openedBy: SessionOpener,
+    opts: RdpConnectOptions = {},
+  ): Promise<{ sessionId: string; width: number; height: number }> {
     const connection = this.connections.resolve(connectionId);
     if (connection.kind !== 'rdp') throw new WraithError('EBADARGS', `connectionId: ${connection.name} is an ${connection.kind.toUpperCase()} connection, not RDP.`);
     const tab = new RdpTab(randomUUID(), connection, this, openedBy);
-    const size = await tab.connect(width, height);
+    const size = await tab.connect(width, height, opts);
     this.tabs.set(tab.id, tab);
     this.sessions.add(tab);
     return { sessionId: tab.id, ...size };

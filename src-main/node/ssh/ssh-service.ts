@@ -443,16 +443,21 @@ export class SshService {
   /**
    * The chain with typed passwords or passphrases put in place of the missing (or refused) saved
    * ones, each for its hop and this connect only; `save` writes those asked to be saved to the
-   * vault once the server accepted them.
+   * vault once the server accepted them. `to`: what the chain leads to, which a misdirected one
+   * is said not to be on the way to (the target's name, or an RDP desktop behind the chain).
    */
-  private withCredentials(chain: ResolvedConnection[], input: TypedCredentials): { chain: ResolvedConnection[]; save: (() => void) | null } {
+  private withCredentials(
+    chain: ResolvedConnection[],
+    input: TypedCredentials,
+    to = chain[0]?.name ?? 'this host',
+  ): { chain: ResolvedConnection[]; save: (() => void) | null } {
     // `credential`, and `credentials` for several hops.
     const given = [...(input.credential ? [input.credential] : []), ...(input.credentials ?? [])];
     if (given.length === 0) return { chain, save: null };
     const typed = new Map<string, { field: 'password' | 'passphrase'; credential: OneTimeCredential }>();
     for (const credential of given) {
       const hop = chain.find((c) => c.id === credential.connectionId);
-      if (!hop) throw new WraithError('EBADARGS', `The password given is for a connection that is not on the way to ${chain[0]?.name ?? 'this host'}.`);
+      if (!hop) throw new WraithError('EBADARGS', `The password given is for a connection that is not on the way to ${to}.`);
       if (typed.has(hop.id)) throw new WraithError('EBADARGS', `Two passwords were given for ${hop.name}: give one.`);
       // Keyboard-interactive takes one too: it answers the server's "Password:" prompt.
       const field = hop.authMethod === 'password' || hop.authMethod === 'keyboard-interactive' ? 'password' : hop.authMethod === 'key' ? 'passphrase' : null;
@@ -577,14 +582,24 @@ export class SshService {
    * A loopback TCP tunnel to host:port through a saved SSH connection (and its own jump
    * chain), each hop host-key checked. RDP through a jump host uses it. `forConnection`: the name
    * of the connection the tunnel is for, which a hop's host key question names, as an SSH tab's
-   * does ("jump host bastion, on the way to desk").
+   * does ("jump host bastion, on the way to desk"). `credentials`: passwords or passphrases typed
+   * for its hops, as ssh.open takes them (saved once their hop accepted them, when asked to be);
+   * `signal`: the connect is given up, a login prompt it shows withdrawn, as ssh.open's.
    */
-  async openTunnel(viaConnectionId: string, host: string, port: number, forConnection: string, signal?: AbortSignal): Promise<Tunnel> {
-    const clients = await connectChain(this.connectDeps, this.resolveChain(viaConnectionId), signal, forConnection);
+  async openTunnel(
+    viaConnectionId: string,
+    host: string,
+    port: number,
+    forConnection: string,
+    opts: { signal?: AbortSignal | undefined; credentials?: OneTimeCredential[] | undefined } = {},
+  ): Promise<Tunnel> {
+    const { chain, save } = this.withCredentials(this.resolveChain(viaConnectionId), { credentials: opts.credentials }, forConnection);
+    const clients = await this.tracked(opts.signal, (s) => connectChain(this.connectDeps, chain, s, forConnection));
     try {
+      save?.();
       return await listenTunnel(clients, host, port);
     } catch (err) {
-      for (const c of clients) c.destroy();
+      for (const c of [...clients].reverse()) c.destroy();
       throw err;
     }
   }

@@ -1,13 +1,7 @@
-import { asWraithError } from '../../composables/errors.js';
 import { useConnectionsStore } from '../../stores/connections.js';
-import { type Problem, type RdpTab, questionPhase, useSessionsStore } from '../../stores/sessions.js';
+import { type RdpTab, useSessionsStore } from '../../stores/sessions.js';
 import { useVaultStore } from '../../stores/vault.js';
 import { useHost } from '../../transport/index.js';
-
-function problemOf(err: unknown): Problem {
-  const e = asWraithError(err);
-  return { code: e.code, message: e.message, details: e.details ?? {} };
-}
 
 /**
  * The question is about the SSH host key of the jump host on the way (EHOSTKEY_*), which the SSH
@@ -31,8 +25,8 @@ export function certificateOf(
 
 /**
  * The life of an RDP tab's session: open (certificate checked like an SSH host key, and the host
- * keys of a jump host on the way), trust or forget a certificate or key, reconnect. State goes on
- * the store's tab, so the tab strip shows it.
+ * keys of a jump host on the way, whose password is asked for when none is saved), trust or
+ * forget a certificate or key, reconnect. State goes on the store's tab, so the tab strip shows it.
  */
 export function useRdpSession(key: string) {
   const host = useHost();
@@ -42,10 +36,15 @@ export function useRdpSession(key: string) {
 
   const tab = (): RdpTab | undefined => sessions.findRdp(key);
 
-  /** Connects at the connection's size, or at `fit` (the pane's size) when it has none. */
-  async function open(fit: { width: number; height: number }): Promise<void> {
+  /**
+   * Connects at the connection's size, or at `fit` (the pane's size) when it has none, with the
+   * jump host passwords typed into its card so far (`fromCard`: this connect follows one being
+   * typed). Closing the tab meanwhile gives the connect up on the host.
+   */
+  async function open(fit: { width: number; height: number }, fromCard = false): Promise<void> {
     const t = tab();
     if (!t || t.sessionId) return;
+    if (!fromCard) t.credentialTries = 0;
     // A tab of a deleted connection cannot open it again: it says so instead of asking the host.
     if (sessions.connectionDeleted(t)) {
       t.phase = 'failed';
@@ -58,9 +57,16 @@ export function useRdpSession(key: string) {
     const clamp = (v: number) => Math.max(200, Math.min(8192, Math.floor(v)));
     const size = saved?.width && saved.height ? {} : { width: clamp(fit.width), height: clamp(fit.height) };
     try {
-      const r = await vault.withUnlocked(`Connect to ${t.title}`, () => sessions.opening(() => host.call('rdp.open', { connectionId: t.connectionId, ...size })));
-      // Closed while it connected: the desktop is let go rather than kept where no tab shows it.
+      const r = await sessions.untilClosed(key, (signal) =>
+        vault.withUnlocked(`Connect to ${t.title}`, () =>
+          sessions.opening(() => host.call('rdp.open', { connectionId: t.connectionId, ...size, ...sessions.typedFor(key) }, { signal })),
+        ),
+      );
+      // Given up because its tab closed: there is nobody to tell.
+      if (!r) return;
+      // Closed as its answer came: the desktop is let go rather than kept where no tab shows it.
       if (await sessions.closedMeanwhile(key, r.sessionId)) return;
+      sessions.connectedWithTyped(t);
       t.sessionId = r.sessionId;
       t.phase = 'open';
     } catch (err) {
@@ -70,18 +76,8 @@ export function useRdpSession(key: string) {
         t.problem = sessions.deletedProblem(t);
         return;
       }
-      fail(t, err, 'failed');
+      sessions.fail(t, err, 'failed');
     }
-  }
-
-  /**
-   * Records why connecting failed. A certificate question, or a jump host's host key question,
-   * becomes its card (the person decides, whether the tab was opening or reconnecting); anything
-   * else leaves the tab `otherwise`.
-   */
-  function fail(t: RdpTab, err: unknown, otherwise: 'failed' | 'disconnected'): void {
-    t.problem = problemOf(err);
-    t.phase = questionPhase(t.problem.code) ?? otherwise;
   }
 
   /**
@@ -92,6 +88,18 @@ export function useRdpSession(key: string) {
   async function connectAfterDecision(fit: { width: number; height: number }): Promise<void> {
     if (tab()?.sessionId) await reconnect();
     else await open(fit);
+  }
+
+  /**
+   * Connects with the jump host's password typed into the tab's card (saved in the vault only
+   * when `save`): a dropped session reconnects, a tab that never opened opens. A refusal brings
+   * the card back with the server's answer.
+   */
+  async function connectWithCredential(secret: string, save: boolean, fit: { width: number; height: number }): Promise<void> {
+    const t = tab();
+    if (!t || !sessions.keepTyped(t, secret, save)) return;
+    if (t.sessionId) await reconnect(true);
+    else await open(fit, true);
   }
 
   /** Trusts the certificate, or the jump host's key, the card showed; then connects again. */
@@ -106,9 +114,11 @@ export function useRdpSession(key: string) {
     if (t && (await sessions.forgetShownIdentity(t))) await connectAfterDecision(fit);
   }
 
-  async function reconnect(): Promise<void> {
+  /** Reconnects a dropped session (`fromCard`: this follows a password typed into its card). */
+  async function reconnect(fromCard = false): Promise<void> {
     const t = tab();
     if (!t?.sessionId) return;
+    if (!fromCard) t.credentialTries = 0;
     if (sessions.connectionDeleted(t)) {
       gone(t);
       return;
@@ -117,7 +127,8 @@ export function useRdpSession(key: string) {
     const was = t.phase;
     t.phase = 'starting';
     try {
-      await vault.withUnlocked(`Reconnect to ${t.title}`, () => host.call('rdp.reconnect', { sessionId }));
+      await vault.withUnlocked(`Reconnect to ${t.title}`, () => host.call('rdp.reconnect', { sessionId, ...sessions.typedFor(key) }));
+      sessions.connectedWithTyped(t);
       t.phase = 'open';
       t.problem = null;
     } catch (err) {
@@ -130,7 +141,7 @@ export function useRdpSession(key: string) {
       // The host keeps the session (and its id). A server whose certificate changed, or whose
       // certificate was forgotten, asks the question a new tab asks (its card); Reconnect alone
       // would only fail the same way again.
-      fail(t, err, 'disconnected');
+      sessions.fail(t, err, 'disconnected');
     }
   }
 
@@ -145,5 +156,5 @@ export function useRdpSession(key: string) {
     }
   }
 
-  return { tab, open, trustAndOpen, forgetAndRetry, reconnect };
+  return { tab, open, connectWithCredential, trustAndOpen, forgetAndRetry, reconnect };
 }
