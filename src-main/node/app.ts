@@ -226,7 +226,7 @@ export class App {
       }
       return OK;
     });
-    r.handle('rdp.resize', (i) => rdp.tab(i.sessionId).reopen(i.width, i.height));
+    r.handle('rdp.resize', (i) => rdp.tab(i.sessionId).resize(i.width, i.height));
     r.handle('rdp.screenshot', async (i) => {
       const shot = await rdp.tab(i.sessionId).screenshot(i);
       return { ...shot, data: shot.data.toString('base64') };

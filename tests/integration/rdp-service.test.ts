@@ -343,6 +343,10 @@ test("a jump host with no saved password fails the RDP open as an SSH open's doe
     // For this connect only: the desktop opens, and the next open asks again.
     const once = (await client.call('rdp.open', { connectionId: rdp.id, credentials: [typed] })).sessionId;
     expect((await client.call('sessions.list')).find((s) => s.id === once)?.state).toBe('open');
+    // A resize re-makes the desktop through the tunnel that is still up: nothing to ask again.
+    // (The shadow server keeps its own screen's size whatever is asked.)
+    expect(await client.call('rdp.resize', { sessionId: once, width: 1024, height: 640 })).toEqual({ width: expect.any(Number), height: expect.any(Number) });
+    expect((await client.call('sessions.list')).find((s) => s.id === once)?.state).toBe('open');
     // Its Reconnect asks too, the session waiting, disconnected; given the password it connects again.
     const again = await failure(client.call('rdp.reconnect', { sessionId: once }));
     expect(again.details).toEqual({ reason: 'credential-required', ...need });

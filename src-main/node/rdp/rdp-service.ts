@@ -20,7 +20,16 @@ export type RdpTunnelOpener = (
   port: number,
   forConnection: string,
   opts: RdpConnectOptions,
-) => Promise<{ host: string; port: number; close(): void }>;
+) => Promise<RdpTunnel>;
+
+/** A loopback listener carried through the jump chain; each connection FreeRDP makes goes through it. */
+export interface RdpTunnel {
+  host: string;
+  port: number;
+  /** It carries no new connection (closed, or its SSH side went away). */
+  readonly closed: boolean;
+  close(): void;
+}
 
 /** What one connect (rdp.open, rdp.reconnect) carries besides the saved connection. */
 export interface RdpConnectOptions {
@@ -75,7 +84,7 @@ class RdpTab implements SessionHandle {
   private credits = FRAME_CREDITS;
   private held: { x0: number; y0: number; x1: number; y1: number } | null = null;
   private creditTimer: NodeJS.Timeout | null = null;
-  private tunnel: { close(): void } | null = null;
+  private tunnel: RdpTunnel | null = null;
   /** Aborted when the session closes: a connect (reconnect) under way is given up. */
   private readonly closing = new AbortController();
   readonly createdAt = new Date().toISOString();
@@ -101,7 +110,11 @@ class RdpTab implements SessionHandle {
     };
   }
 
-  async connect(width: number | undefined, height: number | undefined, opts: RdpConnectOptions = {}): Promise<{ width: number; height: number }> {
+  /**
+   * `keepTunnel`: a jump host's tunnel still up from the last connect carries this one (a resize
+   * re-makes the desktop, not the SSH link: no hop is asked for a password again).
+   */
+  async connect(width: number | undefined, height: number | undefined, opts: RdpConnectOptions = {}, keepTunnel = false): Promise<{ width: number; height: number }> {
     // Dialled as SSH dials a hop: FreeRDP looks "[::1]", as a person may save it, up as a name
     // that does not resolve. Its certificate is trusted and looked up under the bare address too.
     const c = { ...this.connection, host: hostToDial(this.connection.host) };
@@ -116,11 +129,13 @@ class RdpTab implements SessionHandle {
       throw new WraithError('EBADARGS', `credentials: ${c.name} is reached directly, with no SSH jump host to give a password for.`);
     }
     let target = { host: c.host, port: c.port };
-    let tunnel: { close(): void } | null = null;
-    if (c.jumpHostId) {
+    let tunnel: RdpTunnel | null = null;
+    const kept = keepTunnel && this.tunnel && !this.tunnel.closed ? this.tunnel : null;
+    if (kept) target = { host: kept.host, port: kept.port };
+    else if (c.jumpHostId) {
       if (!this.service.openTunnel) throw new WraithError('EUNAVAILABLE', 'RDP through a jump host needs SSH sessions, which this host does not offer.');
       // FreeRDP dials a TCP address, so the SSH hop is offered to it as a loopback listener.
-      let t: { host: string; port: number; close(): void };
+      let t: RdpTunnel;
       try {
         t = await this.service.openTunnel(c.jumpHostId, c.host, c.port, c.name, { signal: cancelled, credentials: opts.credentials });
       } catch (err) {
@@ -221,17 +236,27 @@ class RdpTab implements SessionHandle {
     return this.reopen(undefined, undefined, opts);
   }
 
-  /** Replaces the native session (reconnect, resize) keeping this tab's id. */
-  async reopen(width?: number, height?: number, opts: RdpConnectOptions = {}): Promise<{ width: number; height: number }> {
+  /**
+   * rdp.resize: the desktop again at the new size, through the jump host's tunnel when it is
+   * still up (a password typed for a hop, and not saved, is not needed again).
+   */
+  resize(width: number, height: number): Promise<{ width: number; height: number }> {
+    return this.reopen(width, height, {}, true);
+  }
+
+  /** Replaces the native session (reconnect, resize) keeping this tab's id; `keepTunnel` as connect's. */
+  async reopen(width?: number, height?: number, opts: RdpConnectOptions = {}, keepTunnel = false): Promise<{ width: number; height: number }> {
     const old = this.native;
     this.native = null;
     if (old) await old.close();
-    this.tunnel?.close();
-    this.tunnel = null;
+    if (!keepTunnel) {
+      this.tunnel?.close();
+      this.tunnel = null;
+    }
     this.state = 'connecting';
     this.service.sessions.changed(this.id);
     try {
-      const size = await this.connect(width ?? old?.width, height ?? old?.height, opts);
+      const size = await this.connect(width ?? old?.width, height ?? old?.height, opts, keepTunnel);
       this.service.sessions.changed(this.id);
       this.service.bus.emit('rdp.resized', { sessionId: this.id, ...size });
       return size;

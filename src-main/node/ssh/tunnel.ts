@@ -6,6 +6,8 @@ import { hostToDial } from '../../common/host-address.js';
 export interface Tunnel {
   host: string;
   port: number;
+  /** Closed by close(), or because the SSH side went away: it carries no new connection. */
+  readonly closed: boolean;
   close(): void;
 }
 
@@ -31,7 +33,14 @@ export async function listenTunnel(chain: Client[], host: string, port: number):
   };
   // The SSH side going away ends the tunnel.
   via.once('close', close);
-  return { host: '127.0.0.1', port: (server.address() as AddressInfo).port, close };
+  return {
+    host: '127.0.0.1',
+    port: (server.address() as AddressInfo).port,
+    get closed() {
+      return closed;
+    },
+    close,
+  };
 }
 
 /** Joins two connections: each one's bytes go to the other, and when one fails or closes, so does the other. */
