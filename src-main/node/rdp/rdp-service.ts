@@ -150,18 +150,26 @@ class RdpTab implements SessionHandle {
       this.tunnel = t;
       target = { host: t.host, port: t.port };
     }
-    const native = new RdpSession({
-      host: target.host,
-      port: target.port,
-      username: c.username || undefined,
-      password: c.password ?? undefined,
-      domain: c.rdpOptions.domain,
-      width: width ?? c.rdpOptions.width ?? 1280,
-      height: height ?? c.rdpOptions.height ?? 800,
-      security: c.rdpOptions.security ?? 'auto',
-      h264: c.rdpOptions.quality !== 'lossless',
-      trustedFingerprint: known?.fingerprint,
-    });
+    let native: RdpSession;
+    try {
+      native = new RdpSession({
+        host: target.host,
+        port: target.port,
+        username: c.username || undefined,
+        password: c.password ?? undefined,
+        domain: c.rdpOptions.domain,
+        width: width ?? c.rdpOptions.width ?? 1280,
+        height: height ?? c.rdpOptions.height ?? 800,
+        security: c.rdpOptions.security ?? 'auto',
+        h264: c.rdpOptions.quality !== 'lossless',
+        trustedFingerprint: known?.fingerprint,
+      });
+    } catch (err) {
+      // No addon here (or options it refused): the tunnel just opened for it carries nothing.
+      tunnel?.close();
+      if (this.tunnel === tunnel) this.tunnel = null;
+      throw err;
+    }
     native.on('frame', (rects) => this.onFrame(rects));
     native.on('resize', (size) => this.service.bus.emit('rdp.resized', { sessionId: this.id, ...size }));
     native.on('closed', (info) => this.onClosed(native, info));
