@@ -1,5 +1,5 @@
 import { defineStore } from 'pinia';
-import { computed, ref, watch, watchEffect } from 'vue';
+import { computed, reactive, ref, watch, watchEffect } from 'vue';
 import { CredentialNeed, type EventPayload, type OneTimeCredential, type Output } from '@common/contract/index.js';
 import type { SessionInfo, SessionOpener } from '@common/contract/sessions.js';
 import { WraithError } from '@common/errors.js';
@@ -102,6 +102,20 @@ export type SessionTab = TerminalTab | RdpTab;
 
 export type SshPrompt = EventPayload<'ssh.prompt'>;
 
+/** Where a login prompt's card says it comes from: "web01 (10.0.0.5)", the hop that asks. */
+export function promptAsker(p: SshPrompt): string {
+  return `${p.connectionName} (${p.host})`;
+}
+
+/**
+ * A fresh tag for one connect's login prompts (ssh.open's `promptTag`): random, so no other
+ * window's connect has it. getRandomValues, not randomUUID: a page served over plain HTTP to
+ * another machine (`--host 0.0.0.0`) is not a secure context, and has no randomUUID.
+ */
+function newPromptTag(): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
 let nextKey = 1;
 
 function newTab(kind: TerminalBackend, title: string, extra: Partial<TerminalTab> = {}): TerminalTab {
@@ -196,6 +210,33 @@ export const useSessionsStore = defineStore('sessions', () => {
     }
   });
   const prompts = ref<SshPrompt[]>([]);
+  /**
+   * The connects of this window's tabs under way (ssh.open, ssh.reconnect): their prompt tag and
+   * the tab that asked. A login prompt of one is asked in that tab, where closing the tab gives
+   * the connect up; one of a tab closed meanwhile is shown nowhere (the host withdraws it). Every
+   * other prompt (a connect the XO, the CLI or another window started, an RDP tab's jump host)
+   * is asked over the whole window. Kept until the connect answers: the host withdraws its
+   * prompts before that.
+   */
+  const loginTags = reactive(new Map<string, string>());
+  /** The prompt the tab's connect waits on, if any. */
+  function promptOf(key: string): SshPrompt | null {
+    return prompts.value.find((p) => p.promptTag !== undefined && loginTags.get(p.promptTag) === key) ?? null;
+  }
+  /** The first prompt no tab of this window is waiting for: asked over the window. */
+  const windowPrompt = computed(() => prompts.value.find((p) => p.promptTag === undefined || !loginTags.has(p.promptTag)) ?? null);
+  /** Runs one connect of a tab with a prompt tag of its own, which its login prompts carry. */
+  async function tagged<T>(key: string, connect: (promptTag: string) => Promise<T>): Promise<T> {
+    const promptTag = newPromptTag();
+    loginTags.set(promptTag, key);
+    try {
+      return await connect(promptTag);
+    } finally {
+      loginTags.delete(promptTag);
+      // Withdrawn by the host before it answered (ssh.prompt_closed); a card of it must not linger.
+      if (prompts.value.some((p) => p.promptTag === promptTag)) prompts.value = prompts.value.filter((p) => p.promptTag !== promptTag);
+    }
+  }
   /**
    * Passwords and passphrases typed into a tab's card during one connect, one per hop, sent
    * together: a jump host's is not asked for again when its target then asks for its own. Kept out
@@ -510,7 +551,7 @@ export const useSessionsStore = defineStore('sessions', () => {
           return;
         }
         const r: Output<'ssh.open'> | null = await untilClosed(key, (signal) =>
-          vault.withUnlocked(`Connect to ${tab.title}`, () => opening(() => host.call('ssh.open', { connectionId, cols, rows, ...typedFor(key) }, { signal }))),
+          vault.withUnlocked(`Connect to ${tab.title}`, () => opening(() => tagged(key, (promptTag) => host.call('ssh.open', { connectionId, cols, rows, promptTag, ...typedFor(key) }, { signal })))),
         );
         // Given up because its tab closed: there is nobody to tell.
         if (!r) return;
@@ -690,7 +731,7 @@ export const useSessionsStore = defineStore('sessions', () => {
     // The tab stays "disconnected" (typing goes nowhere) until the host reports it open again.
     try {
       const sessionId = tab.sessionId;
-      await vault.withUnlocked(`Reconnect to ${tab.title}`, () => host.call('ssh.reconnect', { sessionId, ...typedFor(key) }));
+      await vault.withUnlocked(`Reconnect to ${tab.title}`, () => tagged(key, (promptTag) => host.call('ssh.reconnect', { sessionId, promptTag, ...typedFor(key) })));
       connectedWithTyped(tab);
       const info = tab.sessionId ? infos.value[tab.sessionId] : undefined;
       if (info) applyInfo(info);
@@ -881,7 +922,7 @@ export const useSessionsStore = defineStore('sessions', () => {
   }
 
   return {
-    infos, tabs, activeKey, activeTab, panelShell, prompts, runningCount,
+    infos, tabs, activeKey, activeTab, panelShell, prompts, windowPrompt, promptOf, runningCount,
     load, opening, untilClosed, openSsh, openShellTab, openRdp, findRdp, setPanelShell, panelShellRunning, closePanelShell, start, trustAndConnect, forgetAndRetry, connectWithCredential, credentialNeed, reconnect, cancelReconnect, relaunch, kill, close, activate, cycle,
     fail, typedFor, keepTyped, connectedWithTyped,
     canDuplicate, connectionDeleted, deletedProblem, learnDeleted, closedMeanwhile, duplicate, openSshIn, rename, setShellTitle, setShellCwd, move, markAttention,

@@ -5,7 +5,7 @@ import { type AddressInfo, type Socket, connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ContractClient } from '../../src-main/common/client.js';
-import type { Input } from '../../src-main/common/contract/index.js';
+import type { EventPayload, Input } from '../../src-main/common/contract/index.js';
 import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
 import { SshService } from '../../src-main/node/ssh/ssh-service.js';
@@ -208,6 +208,30 @@ describe('auth methods', () => {
       off();
     }
     expect(seen.some((p) => /password/i.test(p))).toBe(true);
+  });
+
+  test("keyboard-interactive: a prompt names the hop that asks and carries its connect's promptTag, so the tab that connects asks it in place", async () => {
+    const id = await connection({ authMethod: 'keyboard-interactive', name: 'named-in-prompt' });
+    const prompts: EventPayload<'ssh.prompt'>[] = [];
+    const off = client.on('ssh.prompt', (p) => {
+      prompts.push(p);
+      void client.call('ssh.answer', { promptId: p.promptId, answers: [sshd.users.password.password] });
+    });
+    try {
+      const tagged = await client.call('ssh.open', { connectionId: id, promptTag: 'tab-of-window-7' });
+      await client.call('sessions.close', { sessionId: tagged.sessionId });
+      // The name and host as saved, with the prompt: a window that has not read the connection yet still names it.
+      expect(prompts).toHaveLength(1);
+      expect(prompts[0]).toMatchObject({ connectionId: id, connectionName: 'named-in-prompt', host: sshd.host, promptTag: 'tab-of-window-7' });
+
+      const untagged = await client.call('ssh.open', { connectionId: id });
+      await client.call('sessions.close', { sessionId: untagged.sessionId });
+      expect(prompts).toHaveLength(2);
+      expect(prompts[1]).toMatchObject({ connectionName: 'named-in-prompt', host: sshd.host });
+      expect(prompts[1]?.promptTag).toBeUndefined();
+    } finally {
+      off();
+    }
   });
 
   test('keyboard-interactive with a saved password: the PAM "Password:" prompt gets it, nobody is asked; a wrong one is refused as a password', async () => {

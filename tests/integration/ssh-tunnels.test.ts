@@ -415,9 +415,13 @@ test('a saved forward is checked like a started one', async () => {
   expect((await client.call('connections.get', { id: connectionId })).sshOptions.forwards).toBeUndefined();
 });
 
-test('an open whose caller goes away while its saved forwards start ends the session and its forwards, and says it was cancelled', async () => {
+test('an open whose caller goes away while its saved forwards start ends the session and its forwards, says it was cancelled, and never announces the session', async () => {
   const saved = await connectionWithForwards('forwards-then-gone', [{ kind: 'dynamic', bindHost: '127.0.0.1', bindPort: 0 }]);
   const sessionsBefore = (await client.call('sessions.list')).map((s) => s.id);
+  // Every window makes a tab of a session it hears of: one announced and closed at once flashed
+  // as a tab (and an ended one, in windows that were not looking), for an open nobody owns.
+  const announced: EventPayload<'session.changed'>[] = [];
+  const off = client.on('session.changed', (s) => announced.push(s));
   const gone = new AbortController();
   const start = app.ssh.tunnels.start.bind(app.ssh.tunnels);
   const started = vi.spyOn(app.ssh.tunnels, 'start').mockImplementation((session, spec) => {
@@ -430,7 +434,27 @@ test('an open whose caller goes away while its saved forwards start ends the ses
     expect(err.code).toBe('ECANCELLED');
     expect((await client.call('sessions.list')).map((s) => s.id)).toEqual(sessionsBefore);
     expect((await client.call('tunnels.list')).tunnels).toEqual([]);
+    // Events emitted before the calls above answered have been delivered by now.
+    expect(announced).toEqual([]);
   } finally {
     started.mockRestore();
+    off();
+  }
+});
+
+test('an open with saved forwards that is not given up announces its session once, open', async () => {
+  const saved = await connectionWithForwards('forwards-kept', [{ kind: 'dynamic', bindHost: '127.0.0.1', bindPort: 0 }]);
+  const announced: EventPayload<'session.changed'>[] = [];
+  const off = client.on('session.changed', (s) => announced.push(s));
+  let sessionId: string | null = null;
+  try {
+    sessionId = (await client.call('ssh.open', { connectionId: saved })).sessionId;
+    const tunnels = (await client.call('tunnels.list', { sessionId })).tunnels;
+    expect(tunnels.map((t) => t.kind)).toEqual(['dynamic']);
+    expect(announced.map((s) => [s.id, s.state])).toEqual([[sessionId, 'open']]);
+  } finally {
+    off();
+    if (sessionId) await client.call('sessions.close', { sessionId });
+    await client.call('connections.delete', { id: saved });
   }
 });

@@ -38,6 +38,14 @@ export const CredentialNeed = z.object({
 });
 export type CredentialNeed = z.infer<typeof CredentialNeed>;
 
+/**
+ * A mark of the caller's choosing for one connect (ssh.open, ssh.reconnect): every ssh.prompt
+ * that connect asks carries it back. Every window hears every prompt; this is how the one whose
+ * tab is connecting knows the prompt is that tab's, and asks it there instead of over the whole
+ * window. Not a secret (every window sees it): a random one per connect keeps windows apart.
+ */
+export const PromptTag = z.string().min(1).max(128);
+
 export const sshMethods = {
   'ssh.open': method(
     z.object({
@@ -47,6 +55,8 @@ export const sshMethods = {
       credential: OneTimeCredential.optional(),
       /** Several at once, one per hop: a jump host and its target that both have none saved. */
       credentials: z.array(OneTimeCredential).max(16).optional(),
+      /** Carried by every ssh.prompt of this connect (see PromptTag). */
+      promptTag: PromptTag.optional(),
     }),
     z.object({
       sessionId: Id,
@@ -56,12 +66,13 @@ export const sshMethods = {
     "Connects a saved SSH connection (host key checked before any credential is sent), opens a shell and starts the connection's saved port forwards. " +
       'A password or key passphrase that is not saved (or is refused) fails EAUTH with details.reason credential-required / credential-rejected; ' +
       '`credential` then gives one for this connect (saved in the vault only with save: true, once the server accepted it); ' +
-      '`credentials` gives one for each hop that needs one.',
+      '`credentials` gives one for each hop that needs one. ' +
+      'The server\'s own login questions (keyboard-interactive) come as ssh.prompt events, carrying `promptTag` when one is given.',
   ),
   'ssh.reconnect': method(
-    z.object({ sessionId: Id, credential: OneTimeCredential.optional(), credentials: z.array(OneTimeCredential).max(16).optional() }),
+    z.object({ sessionId: Id, credential: OneTimeCredential.optional(), credentials: z.array(OneTimeCredential).max(16).optional(), promptTag: PromptTag.optional() }),
     Ok,
-    'Reconnects a disconnected SSH session, keeping its scrollback (`credential`/`credentials` as for ssh.open).',
+    'Reconnects a disconnected SSH session, keeping its scrollback (`credential`/`credentials`/`promptTag` as for ssh.open).',
   ),
   'ssh.exec': method(
     z.object({
@@ -111,7 +122,12 @@ export const sshEvents = {
   'ssh.prompt': event(
     z.object({
       promptId: Id,
+      /** The hop that asks (the target, or a jump host on the way to it), named as the card names it. */
       connectionId: Id,
+      connectionName: z.string(),
+      host: z.string(),
+      /** The `promptTag` its connect was given, if any: the window whose tab gave it asks it in that tab. */
+      promptTag: PromptTag.optional(),
       name: z.string(),
       instructions: z.string(),
       prompts: z.array(z.object({ prompt: z.string(), echo: z.boolean() })),

@@ -39,6 +39,18 @@ interface PendingPrompt {
 }
 
 /**
+ * Whose login a prompt is: the hop that asks, named so the card can say so at once (the prompt
+ * may come before a window has heard of a connection saved a moment ago), and the `promptTag`
+ * of the connect it belongs to, if its caller gave one.
+ */
+export interface PromptAsker {
+  connectionId: string;
+  connectionName: string;
+  host: string;
+  promptTag?: string | undefined;
+}
+
+/**
  * Keyboard-interactive prompts waiting for the user: `ssh.prompt` goes out, `ssh.answer` comes
  * back. A prompt nobody answers within the timeout fails the login with ETIMEOUT. However a
  * prompt ends (answered, cancelled, timed out, or withdrawn because its login was given up),
@@ -58,7 +70,7 @@ export class PromptBroker {
    * gone): the prompt is withdrawn at once and the answer is null.
    */
   ask(
-    connectionId: string,
+    asker: PromptAsker,
     name: string,
     instructions: string,
     prompts: Prompt[],
@@ -80,9 +92,13 @@ export class PromptBroker {
         },
       };
       this.pending.set(promptId, entry);
+      const { connectionId, connectionName, host, promptTag } = asker;
       this.bus.emit('ssh.prompt', {
         promptId,
         connectionId,
+        connectionName,
+        host,
+        ...(promptTag ? { promptTag } : {}),
         name,
         instructions,
         prompts: prompts.map((p) => ({ prompt: p.prompt, echo: p.echo ?? false })),
@@ -207,7 +223,7 @@ export function connectHop(
   conn: ResolvedConnection,
   sock?: Duplex,
   signal?: AbortSignal,
-  opts: { isTarget?: boolean; jumpHostFor?: string } = {},
+  opts: { isTarget?: boolean; jumpHostFor?: string; promptTag?: string | undefined } = {},
 ): Promise<Client> {
   const hop = hopOf(conn);
   // A jump host's key is asked about before the target's: the question says which hop it is, as
@@ -275,7 +291,8 @@ export function connectHop(
       }
       kiAnsweredByUser = true;
       clock.pause();
-      void deps.prompts.ask(conn.id, name, instructions, prompts, kiRefused, loginOver.signal).then((answers) => {
+      const asker = { connectionId: conn.id, connectionName: conn.name, host: conn.host, promptTag: opts.promptTag };
+      void deps.prompts.ask(asker, name, instructions, prompts, kiRefused, loginOver.signal).then((answers) => {
         if (settled) return; // withdrawn: the login was given up meanwhile
         clock.run();
         if (answers === 'timeout') {
@@ -472,9 +489,15 @@ function asDialled(conn: ResolvedConnection): ResolvedConnection {
  * Returns the clients from the outermost hop to the target; on failure closes what it opened.
  * `jumpHostFor`: the chain is only the way to another connection (an RDP desktop behind it), so
  * every hop, `chain[0]` too, is a jump host on the way to that one: its questions name it so, and
- * none of them is the target that gets the agent forwarded.
+ * none of them is the target that gets the agent forwarded. `promptTag`: carried by the login
+ * prompts of every hop (ssh.open's).
  */
-export async function connectChain(deps: ConnectDeps, chain: ResolvedConnection[], signal?: AbortSignal, jumpHostFor?: string): Promise<Client[]> {
+export async function connectChain(
+  deps: ConnectDeps,
+  chain: ResolvedConnection[],
+  signal?: AbortSignal,
+  { jumpHostFor, promptTag }: { jumpHostFor?: string; promptTag?: string | undefined } = {},
+): Promise<Client[]> {
   const order = chain.map(asDialled).reverse();
   const target = jumpHostFor ?? chain[0]?.name;
   const clients: Client[] = [];
@@ -483,7 +506,7 @@ export async function connectChain(deps: ConnectDeps, chain: ResolvedConnection[
     for (const [i, conn] of order.entries()) {
       const sock: Duplex | undefined = prev ? await forwardTo(prev.client, prev.conn, conn) : undefined;
       const isTarget = jumpHostFor === undefined && i === order.length - 1;
-      const client = await connectHop(deps, conn, sock, signal, isTarget ? { isTarget } : { jumpHostFor: target });
+      const client = await connectHop(deps, conn, sock, signal, { ...(isTarget ? { isTarget } : { jumpHostFor: target }), promptTag });
       clients.push(client);
       prev = { client, conn };
     }

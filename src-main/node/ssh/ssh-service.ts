@@ -99,10 +99,11 @@ function shellCwdScript(id: string, knownPid: number | null): string {
   ].filter(Boolean).join('\n');
 }
 
-/** The one-time credentials ssh.open and ssh.reconnect carry. */
+/** The one-time credentials ssh.open and ssh.reconnect carry, and the tag of their login prompts. */
 interface TypedCredentials {
   credential?: OneTimeCredential | undefined;
   credentials?: OneTimeCredential[] | undefined;
+  promptTag?: string | undefined;
 }
 
 /**
@@ -209,14 +210,15 @@ export class SshSession extends TerminalSession {
     return this.sftpChannel;
   }
 
-  async connect(chain: ResolvedConnection[], deps: ConnectDeps, signal?: AbortSignal): Promise<void> {
+  /** `promptTag`: carried by this connect's login prompts (ssh.open's and ssh.reconnect's). */
+  async connect(chain: ResolvedConnection[], deps: ConnectDeps, signal?: AbortSignal, promptTag?: string): Promise<void> {
     const gen = ++this.generation;
     this.state = 'connecting';
     this.reason = null;
     // Closing the session gives up its connect as the caller going away does: a login prompt it
     // shows is withdrawn at once rather than left to its timeout.
     const cancelled = signal ? AbortSignal.any([signal, this.closing.signal]) : this.closing.signal;
-    const clients = await connectChain(deps, chain, cancelled);
+    const clients = await connectChain(deps, chain, cancelled, { promptTag });
     const endClients = () => [...clients].reverse().forEach((c) => c.destroy());
     // Given up while the chain connected or the shell opened: what was made ends here, and
     // nothing is registered or left open.
@@ -396,6 +398,11 @@ export class SshService {
   private readonly connectDeps: ConnectDeps;
   /** Connects in progress (open/reconnect), aborted on dispose so no half-open client outlives the host. */
   private readonly inFlight = new Set<AbortController>();
+  /**
+   * Sessions connected by an ssh.open that has not answered yet (their saved forwards are
+   * starting): not registered, so not announced, until the open is sure to hand them over.
+   */
+  private readonly unannounced = new Map<string, SshSession>();
 
   /** Port forwards (tunnels.*: ssh -L, -R, -D) of the sessions; they stop with their session. */
   readonly tunnels: Tunnels;
@@ -492,10 +499,9 @@ export class SshService {
       ringBufferBytes: this.deps.ringBufferBytes(),
       flow: this.deps.flow,
     }, openedBy);
-    // Registered only once connected: a failed open leaves nothing behind.
-    await this.tracked(signal, (s) => session.connect(chain, this.connectDeps, s));
-    this.deps.terminals.add(session);
-    this.deps.sessions.add(session);
+    // Registered (and announced, session.changed) only once it is the caller's: a failed or
+    // given-up open leaves nothing behind, and no window shows a tab of it for a moment.
+    await this.tracked(signal, (s) => session.connect(chain, this.connectDeps, s, input.promptTag));
     try {
       save?.();
     } catch (err) {
@@ -504,13 +510,26 @@ export class SshService {
       await session.close();
       throw err;
     }
-    this.deps.connected?.(session.id);
-    const forwardErrors = await this.startSavedForwards(session, target.sshOptions.forwards ?? []);
-    if (signal?.aborted) {
-      // The caller went away while the forwards started: nobody would own the session.
+    // Known as its tunnels' owner until registered or closed (its close stops them), so another
+    // open of the connection can tell whose a forward is meanwhile.
+    this.unannounced.set(session.id, session);
+    let forwardErrors: string[];
+    try {
+      forwardErrors = await this.startSavedForwards(session, target.sshOptions.forwards ?? []);
+      if (signal?.aborted) {
+        // The caller went away while the forwards started: nobody would own the session (the catch ends it).
+        throw new WraithError('ECANCELLED', `Connecting to ${session.title} was cancelled.`);
+      }
+    } catch (err) {
+      // Not handed over: nothing of it may stay connected.
       await session.close();
-      throw new WraithError('ECANCELLED', `Connecting to ${session.title} was cancelled.`);
+      throw err;
+    } finally {
+      this.unannounced.delete(session.id);
     }
+    this.deps.terminals.add(session);
+    this.deps.sessions.add(session);
+    this.deps.connected?.(session.id);
     return forwardErrors.length > 0 ? { sessionId: session.id, forwardErrors } : { sessionId: session.id };
   }
 
@@ -528,11 +547,11 @@ export class SshService {
     for (const f of forwards) {
       const spec = tunnelOptions(f);
       const holder = this.tunnels.list().find((t) => {
-        const owner = this.deps.terminals.get(t.sessionId);
+        const owner = this.tunnelOwner(t.sessionId);
         return owner instanceof SshSession && owner.connectionId === session.connectionId && sameForward(t, spec);
       });
       if (holder) {
-        const owner = this.deps.terminals.get(holder.sessionId);
+        const owner = this.tunnelOwner(holder.sessionId);
         if (!(owner instanceof SshSession) || owner.state !== 'disconnected') continue;
         this.tunnels.stop(holder.tunnelId);
       }
@@ -545,6 +564,11 @@ export class SshService {
     return errors;
   }
 
+  /** The session a tunnel runs for: a registered one, or one whose open is still starting its forwards. */
+  private tunnelOwner(sessionId: string): TerminalSession {
+    return this.unannounced.get(sessionId) ?? this.deps.terminals.get(sessionId);
+  }
+
   async reconnect(sessionId: string, signal?: AbortSignal, typed: TypedCredentials = {}): Promise<void> {
     const session = this.session(sessionId);
     if (session.state === 'open') return;
@@ -554,7 +578,7 @@ export class SshService {
     session.state = 'connecting';
     this.changed(sessionId);
     try {
-      await this.tracked(signal, (s) => session.connect(chain, this.connectDeps, s));
+      await this.tracked(signal, (s) => session.connect(chain, this.connectDeps, s, typed.promptTag));
     } catch (err) {
       if (!session.isClosed()) {
         session.state = 'disconnected';
@@ -594,7 +618,7 @@ export class SshService {
     opts: { signal?: AbortSignal | undefined; credentials?: OneTimeCredential[] | undefined } = {},
   ): Promise<Tunnel> {
     const { chain, save } = this.withCredentials(this.resolveChain(viaConnectionId), { credentials: opts.credentials }, forConnection);
-    const clients = await this.tracked(opts.signal, (s) => connectChain(this.connectDeps, chain, s, forConnection));
+    const clients = await this.tracked(opts.signal, (s) => connectChain(this.connectDeps, chain, s, { jumpHostFor: forConnection }));
     try {
       save?.();
       return await listenTunnel(clients, host, port);
@@ -732,6 +756,8 @@ export class SshService {
 
   dispose(): void {
     for (const c of this.inFlight) c.abort();
+    // Not in the registry, whose closeAll ends the others.
+    for (const s of this.unannounced.values()) void s.close();
     this.prompts.cancelAll();
     this.tunnels.dispose();
   }
