@@ -198,9 +198,9 @@ export class App {
   private registerRdp(): void {
     const r = this.router;
     const rdp = this.rdp;
-    r.handle('rdp.open', (i, ctx) => rdp.open(i.connectionId, i.width, i.height, ctx.origin, { signal: ctx.signal, credentials: i.credentials }));
+    r.handle('rdp.open', (i, ctx) => rdp.open(i.connectionId, i.width, i.height, ctx.origin, { signal: ctx.signal, credentials: i.credentials, promptTag: i.promptTag }));
     r.handle('rdp.close', async (i) => (await rdp.tab(i.sessionId).close(), OK));
-    r.handle('rdp.reconnect', (i, ctx) => rdp.tab(i.sessionId).reconnect({ signal: ctx.signal, credentials: i.credentials }));
+    r.handle('rdp.reconnect', (i, ctx) => rdp.tab(i.sessionId).reconnect({ signal: ctx.signal, credentials: i.credentials, promptTag: i.promptTag }));
     r.handle('rdp.framebuffer', (i) => {
       const fb = rdp.tab(i.sessionId).requireNative().getFramebuffer();
       if (!fb) throw new WraithError('ESESSIONCLOSED', 'The desktop is not available (the session is closing).');

@@ -211,11 +211,11 @@ export const useSessionsStore = defineStore('sessions', () => {
   });
   const prompts = ref<SshPrompt[]>([]);
   /**
-   * The connects of this window's tabs under way (ssh.open, ssh.reconnect): their prompt tag and
-   * the tab that asked. A login prompt of one is asked in that tab, where closing the tab gives
-   * the connect up; one of a tab closed meanwhile is shown nowhere (the host withdraws it). Every
-   * other prompt (a connect the XO, the CLI or another window started, an RDP tab's jump host)
-   * is asked over the whole window. Kept until the connect answers: the host withdraws its
+   * The connects of this window's tabs under way (ssh.open, ssh.reconnect, and rdp.open,
+   * rdp.reconnect for the jump hosts on the way): their prompt tag and the tab that asked. A login
+   * prompt of one is asked in that tab, where closing the tab gives the connect up; one of a tab
+   * closed meanwhile is shown nowhere (the host withdraws it). Every other prompt (a connect the
+   * XO, the CLI or another window started) is asked over the whole window. Kept until the connect answers: the host withdraws its
    * prompts before that.
    */
   const loginTags = reactive(new Map<string, string>());
@@ -924,7 +924,7 @@ export const useSessionsStore = defineStore('sessions', () => {
   return {
     infos, tabs, activeKey, activeTab, panelShell, prompts, windowPrompt, promptOf, runningCount,
     load, opening, untilClosed, openSsh, openShellTab, openRdp, findRdp, setPanelShell, panelShellRunning, closePanelShell, start, trustAndConnect, forgetAndRetry, connectWithCredential, credentialNeed, reconnect, cancelReconnect, relaunch, kill, close, activate, cycle,
-    fail, typedFor, keepTyped, connectedWithTyped,
+    fail, typedFor, keepTyped, connectedWithTyped, tagged,
     canDuplicate, connectionDeleted, deletedProblem, learnDeleted, closedMeanwhile, duplicate, openSshIn, rename, setShellTitle, setShellCwd, move, markAttention,
     answerPrompt, hostKeyTarget, trustShownIdentity, forgetShownIdentity,
   };

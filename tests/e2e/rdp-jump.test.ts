@@ -3,9 +3,10 @@
  * sshd (the jump host) and a real RDP server (freerdp-shadow-cli on Xvfb): the jump host's SSH key
  * is asked about in the RDP tab with the SSH tab's card, naming the hop, and Trust connects on to
  * the desktop; a changed or revoked key is refused there as an SSH tab refuses it. A jump host
- * with no saved password is asked for it in the RDP tab with the SSH tab's password card; a tab
- * closed while its jump host's login prompt is up gives the connect up. The tests run in order on
- * one page (the first trusts the desktop's certificate).
+ * with no saved password is asked for it in the RDP tab with the SSH tab's password card; a jump
+ * host's login question (keyboard-interactive) is asked in the tab too, and a tab closed while it
+ * is up gives the connect up. The tests run in order on one page (the first trusts the desktop's
+ * certificate).
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,7 +18,7 @@ import { connectWebSocket } from '../../src-main/server/ws-client.js';
 import { type TestBrowser, openApp } from '../fixtures/browser.js';
 import { type RdpTestServer, startRdpServer } from '../fixtures/rdp-server.js';
 import { until } from '../fixtures/poll.js';
-import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
+import { type SshdHandle, logThroughConnectionEnd, startSshd } from '../fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 import { canvasPixel } from '../fixtures/rdp-page.js';
 
@@ -145,25 +146,43 @@ describe('RDP through an SSH jump host (needs sshd, Xvfb, freerdp2-shadow-x11: s
     await api.call('sessions.close', { sessionId: (await pane().getAttribute('data-session-id')) ?? '' });
   });
 
-  it("closing the RDP tab while its jump host's login prompt is up gives the connect up: the prompt is withdrawn, and no session is left", async () => {
+  it("a jump host's login question is asked in the RDP tab, not over the window: the keys go to it, and its answer opens the desktop", async () => {
     await trustJumpKey();
     const gate = await api.call('connections.create', {
       name: 'ki gate', kind: 'ssh', host: sshd.host, port: sshd.port, username: sshd.users.password.username, authMethod: 'keyboard-interactive',
     });
-    const desk = await api.call('connections.create', { name: 'desk via ki gate', kind: 'rdp', host: rdp.host, port: rdp.port, jumpHostId: gate.id, rdpOptions: { security: 'tls' } });
+    await api.call('connections.create', { name: 'desk via ki gate', kind: 'rdp', host: rdp.host, port: rdp.port, jumpHostId: gate.id, rdpOptions: { security: 'tls' } });
     const before = sshd.heldConnections();
     await page.getByRole('treeitem', { name: /^desk via ki gate, RDP/ }).dblclick();
-    const login = page.getByRole('dialog', { name: /^Login to / });
+    const login = pane().getByRole('alertdialog', { name: `Login to ki gate (${sshd.host})` });
     await login.waitFor({ timeout: 20_000 });
-    expect(sshd.heldConnections()).toBe(before + 1);
-
-    // The login card is the window's (modal: the tab strip behind it takes no pointer), so the
-    // tab's × is clicked by script: what is tested is what closing the tab does.
-    await page.locator('.tab-strip [role="tab"]', { hasText: 'desk via ki gate' }).locator('.tab-close').dispatchEvent('click');
-    // The prompt waits two minutes for its answer: it is withdrawn now, with its card.
+    // Nothing over the window: the tab strip and the tree stay usable meanwhile.
+    expect(await page.getByRole('dialog', { name: /^Login to / }).count()).toBe(0);
+    await until('the keys in the login card', () => page.evaluate(() => !!document.activeElement?.closest('.rdp-pane .login-prompt input')), 5_000);
+    await page.keyboard.type(sshd.users.password.password);
+    await page.keyboard.press('Enter');
     await login.waitFor({ state: 'detached', timeout: 10_000 });
-    await until('the login connection closed on the jump host', () => sshd.heldConnections() === before, 10_000);
-    expect((await api.call('sessions.list')).some((s) => s.connectionId === desk.id)).toBe(false);
+    await expect.poll(() => pane().getAttribute('data-phase'), { timeout: 20_000 }).toBe('open');
+    await desktopShown();
+    await page.locator('.tab-strip [role="tab"]', { hasText: 'desk via ki gate' }).locator('.tab-close').click();
+    await until('the tunnel closed on the jump host', () => sshd.heldConnections() === before, 10_000);
+  });
+
+  it("closing the RDP tab while its jump host's login prompt is up gives the connect up: the prompt is withdrawn, and no session is left", async () => {
+    const desk = (await api.call('connections.list')).connections.find((c) => c.name === 'desk via ki gate');
+    expect(desk).toBeDefined();
+    const logFrom = sshd.readLog().length;
+    await page.getByRole('treeitem', { name: /^desk via ki gate, RDP/ }).dblclick();
+    const login = pane().getByRole('alertdialog', { name: /^Login to ki gate/ });
+    await login.waitFor({ timeout: 20_000 });
+
+    // The card is the tab's: its × takes a real click.
+    await page.locator('.tab-strip [role="tab"]', { hasText: 'desk via ki gate' }).locator('.tab-close').click();
+    // The prompt waits two minutes for its answer: it is withdrawn now (the jump host's log ends
+    // that login's connection), and no window shows it.
+    await logThroughConnectionEnd(sshd, logFrom);
+    expect(await page.getByRole('dialog', { name: /^Login to / }).count()).toBe(0);
+    expect((await api.call('sessions.list')).some((s) => s.connectionId === desk?.id)).toBe(false);
     expect(await page.locator('.tab-strip [role="tab"]', { hasText: 'desk via ki gate' }).count()).toBe(0);
   });
 });

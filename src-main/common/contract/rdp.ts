@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Bytes, Id, Ok, event, method } from './define.js';
-import { OneTimeCredential } from './ssh.js';
+import { OneTimeCredential, PromptTag } from './ssh.js';
 
 const Coord = z.number().int('Coordinates are whole pixels').min(0).max(16384);
 export const RdpMouseButton = z.enum(['left', 'right', 'middle']);
@@ -22,20 +22,23 @@ export const rdpMethods = {
       height: z.number().int().min(200).max(8192).optional(),
       /** For the SSH jump hosts on the way, one per hop that needs one (as ssh.open's). */
       credentials: z.array(OneTimeCredential).max(16).optional(),
+      /** Carried by every ssh.prompt a jump host on the way asks (as ssh.open's). */
+      promptTag: PromptTag.optional(),
     }),
     z.object({ sessionId: Id, width: z.number().int(), height: z.number().int() }),
     'Connects a saved RDP connection (certificate checked like an SSH host key). Through an SSH jump host, every hop is checked ' +
       'and logged in to as ssh.open does: a jump host whose password or key passphrase is not saved (or is refused) fails EAUTH with ' +
       'details.reason credential-required / credential-rejected, and `credentials` then gives one per hop for this connect ' +
       '(saved in the vault only with save: true, once that hop accepted it). Cancelling the call (or the caller going away) ' +
-      'gives the connect up, a jump host\'s login prompt included: ECANCELLED, and no session is left.',
+      'gives the connect up, a jump host\'s login prompt included: ECANCELLED, and no session is left. ' +
+      'A jump host\'s own login questions (keyboard-interactive) come as ssh.prompt events, carrying `promptTag` when one is given.',
   ),
   'rdp.close': method(z.object({ sessionId: Id }), Ok, 'Disconnects an RDP session.'),
   'rdp.reconnect': method(
-    z.object({ sessionId: Id, credentials: z.array(OneTimeCredential).max(16).optional() }),
+    z.object({ sessionId: Id, credentials: z.array(OneTimeCredential).max(16).optional(), promptTag: PromptTag.optional() }),
     z.object({ width: z.number().int(), height: z.number().int() }),
     'Connects a disconnected RDP session again, in the same tab, with its connection as saved now (ENOTFOUND once deleted); ' +
-      '`credentials` and cancelling as for rdp.open (the session stays, disconnected).',
+      '`credentials`, `promptTag` and cancelling as for rdp.open (the session stays, disconnected).',
   ),
   'rdp.framebuffer': method(
     z.object({ sessionId: Id }),

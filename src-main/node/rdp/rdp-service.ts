@@ -37,6 +37,8 @@ export interface RdpConnectOptions {
   signal?: AbortSignal | undefined;
   /** Passwords or passphrases typed for the SSH jump hosts on the way, as ssh.open takes them. */
   credentials?: OneTimeCredential[] | undefined;
+  /** Carried by the login prompts of the jump hosts on the way (ssh.open's promptTag). */
+  promptTag?: string | undefined;
 }
 
 /** How many rdp.frame events may be unacknowledged before frames are merged and held. */
@@ -137,7 +139,7 @@ class RdpTab implements SessionHandle {
       // FreeRDP dials a TCP address, so the SSH hop is offered to it as a loopback listener.
       let t: RdpTunnel;
       try {
-        t = await this.service.openTunnel(c.jumpHostId, c.host, c.port, c.name, { signal: cancelled, credentials: opts.credentials });
+        t = await this.service.openTunnel(c.jumpHostId, c.host, c.port, c.name, { signal: cancelled, credentials: opts.credentials, promptTag: opts.promptTag });
       } catch (err) {
         // Given up at a hop (its login prompt withdrawn): said of the desktop, as an SSH open says it of its target.
         throw cancelled.aborted ? givenUp() : err;

@@ -608,17 +608,17 @@ export class SshService {
    * of the connection the tunnel is for, which a hop's host key question names, as an SSH tab's
    * does ("jump host bastion, on the way to desk"). `credentials`: passwords or passphrases typed
    * for its hops, as ssh.open takes them (saved once their hop accepted them, when asked to be);
-   * `signal`: the connect is given up, a login prompt it shows withdrawn, as ssh.open's.
+   * `signal`: the connect is given up, a login prompt it shows withdrawn, as ssh.open's; `promptTag`: carried by its hops' login prompts.
    */
   async openTunnel(
     viaConnectionId: string,
     host: string,
     port: number,
     forConnection: string,
-    opts: { signal?: AbortSignal | undefined; credentials?: OneTimeCredential[] | undefined } = {},
+    opts: { signal?: AbortSignal | undefined; credentials?: OneTimeCredential[] | undefined; promptTag?: string | undefined } = {},
   ): Promise<Tunnel> {
     const { chain, save } = this.withCredentials(this.resolveChain(viaConnectionId), { credentials: opts.credentials }, forConnection);
-    const clients = await this.tracked(opts.signal, (s) => connectChain(this.connectDeps, chain, s, { jumpHostFor: forConnection }));
+    const clients = await this.tracked(opts.signal, (s) => connectChain(this.connectDeps, chain, s, { jumpHostFor: forConnection, promptTag: opts.promptTag }));
     try {
       save?.();
       return await listenTunnel(clients, host, port);

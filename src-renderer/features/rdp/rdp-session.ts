@@ -59,7 +59,9 @@ export function useRdpSession(key: string) {
     try {
       const r = await sessions.untilClosed(key, (signal) =>
         vault.withUnlocked(`Connect to ${t.title}`, () =>
-          sessions.opening(() => host.call('rdp.open', { connectionId: t.connectionId, ...size, ...sessions.typedFor(key) }, { signal })),
+          sessions.opening(() =>
+            sessions.tagged(key, (promptTag) => host.call('rdp.open', { connectionId: t.connectionId, ...size, promptTag, ...sessions.typedFor(key) }, { signal })),
+          ),
         ),
       );
       // Given up because its tab closed: there is nobody to tell.
@@ -127,7 +129,7 @@ export function useRdpSession(key: string) {
     const was = t.phase;
     t.phase = 'starting';
     try {
-      await vault.withUnlocked(`Reconnect to ${t.title}`, () => host.call('rdp.reconnect', { sessionId, ...sessions.typedFor(key) }));
+      await vault.withUnlocked(`Reconnect to ${t.title}`, () => sessions.tagged(key, (promptTag) => host.call('rdp.reconnect', { sessionId, promptTag, ...sessions.typedFor(key) })));
       sessions.connectedWithTyped(t);
       t.phase = 'open';
       t.problem = null;
