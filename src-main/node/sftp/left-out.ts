@@ -3,7 +3,8 @@
  * open, the links that lead to no file and those to folders, the special files (named pipes,
  * sockets, devices) and links to them, found before the first byte, so the rest comes whole (as a
  * zip for the browser, as a folder on disk for the desktop app) with a text file that lists what
- * is missing and why.
+ * is missing and why. A folder upload leaves out the same of a local folder (walkLocal) and names
+ * them in its transfer's notice, with no list added to the server's folder.
  */
 import { posix } from 'node:path';
 import type { RemoteFs } from './remote-fs.js';
@@ -11,7 +12,7 @@ import { WraithError } from '../../common/errors.js';
 import { cancelledError, isItemError } from './sftp-errors.js';
 import type { Tree, Unlisted } from './tree.js';
 
-/** An item of the folder that a download leaves out: it could not be listed, opened or followed. */
+/** An item of the folder that a download (or an upload) leaves out: it could not be listed, opened or followed. */
 export interface LeftOut {
   /** Its path in the folder, '/'-separated. */
   rel: string;
@@ -60,7 +61,8 @@ async function takeOutUnreadable(rfs: RemoteFs, root: string, tree: Tree, signal
  * Whether `err`, met opening the remote file `path` of a folder being downloaded to disk, leaves
  * that file alone out: it went away since the folder was walked (a log rotated meanwhile), or the
  * server refused it although its mode let everyone read (an ACL, SELinux: see takeOutUnreadable).
- * Nothing of it was copied yet. A failure while reading, or of the local side, is not one.
+ * Nothing of it was copied yet. A failure while reading, or of the local side, is not one. The same
+ * of the local file `path` of a folder being uploaded (gone, or this user may not read it).
  */
 export function unopenedFile(err: unknown, path: string): err is WraithError {
   return err instanceof WraithError && (err.code === 'EDENIED' || err.code === 'ENOTFOUND') && err.details?.path === path;

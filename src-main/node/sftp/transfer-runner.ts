@@ -144,6 +144,18 @@ export async function downloadDestination(remote: string, st: Stats, dest: strin
   return existing;
 }
 
+/**
+ * A file of a folder transfer left out when its turn came (unopenedFile), before a byte of it
+ * moved: named with the rest of what was left out, and no longer counted in the totals.
+ */
+function leaveOutFile(t: Transfer, leftOut: LeftOut[], listName: string | null, f: Tree['files'][number], reason: string): void {
+  leftOut.push({ rel: f.rel, folder: false, reason });
+  sortLeftOut(leftOut);
+  t.leftOut(leftOut, listName);
+  if (t.totalBytes !== null) t.totalBytes -= f.size;
+  if (t.filesTotal !== null) t.filesTotal -= 1;
+}
+
 /** `st`: the source's attributes, from downloadSource. */
 export async function runDownload(rfs: RemoteFs, t: Transfer, overwrite: boolean, plan: TransferPlan, st: Stats): Promise<void> {
   const remote = t.remotePath;
@@ -175,11 +187,7 @@ export async function runDownload(rfs: RemoteFs, t: Transfer, overwrite: boolean
   // (its list is named once the rest is in).
   const leaveOutLate = (f: Tree['files'][number], err: unknown) => {
     if (!unopenedFile(err, posix.join(remote, f.rel))) throw err;
-    leftOut.push({ rel: f.rel, folder: false, reason: err.message });
-    sortLeftOut(leftOut);
-    t.leftOut(leftOut, listName);
-    if (t.totalBytes !== null) t.totalBytes -= f.size;
-    if (t.filesTotal !== null) t.filesTotal -= 1;
+    leaveOutFile(t, leftOut, listName, f, err.message);
   };
   // A new folder is built under a temp name and renamed at the end; into an existing one
   // (overwrite) each file goes through its own temp.
@@ -318,7 +326,14 @@ export async function runUpload(rfs: RemoteFs, t: Transfer, overwrite: boolean, 
   }
 
   t.kind = 'folder';
-  const tree = await walkLocal(local, t.signal);
+  // What cannot be copied (a special file, a link to no file or to a folder, a folder or a file
+  // this user may not read) is left out and the rest go on, as a folder download does; the
+  // transfer's notice names it in the same words. No list of them is added to the server's folder:
+  // the upload puts there what the local folder holds, and nothing else.
+  const leftOut: LeftOut[] = [];
+  const tree = await walkLocal(local, t.signal, { unlisted: noteUnlisted(leftOut) });
+  sortLeftOut(leftOut);
+  t.leftOut(leftOut, null);
   setTotals(t, tree);
   const staging = existing ? null : tempNameFor(dest);
   const root = staging ?? dest;
@@ -335,8 +350,11 @@ export async function runUpload(rfs: RemoteFs, t: Transfer, overwrite: boolean, 
     }
     await pool(tree.files, plan.fileConcurrency, t.signal, async (f) => {
       const remoteFile = posix.join(root, f.rel);
+      const localFile = join(local, ...f.rel.split('/'));
       const into = staging === null ? await rfs.writeTarget(remoteFile, await rfs.lstatOrNull(remoteFile)) : { path: remoteFile, st: null };
-      await uploadOne(rfs, t, plan, join(local, ...f.rel.split('/')), into.path, f.mode & 0o777, staging !== null, into.st).catch((err: unknown) => {
+      await uploadOne(rfs, t, plan, localFile, into.path, f.mode & 0o777, staging !== null, into.st).catch((err: unknown) => {
+        // One this user may not read (or gone since the walk): nothing of it was sent.
+        if (unopenedFile(err, localFile)) return leaveOutFile(t, leftOut, null, f, err.message);
         if (!(err instanceof WraithError && err.code === 'EDENIED' && err.details?.path === into.path)) throw err;
         refused.push({ rel: f.rel, message: err.message });
       });

@@ -36,7 +36,7 @@ export class Transfer {
   error: { code: string; message: string } | null = null;
   /** Replaced files whose owner or group the server would not let the new file keep. */
   private readonly ownershipChanged: { path: string; was: string; now: string }[] = [];
-  /** Items of a folder download that could not be read and were left out, and where the download lists them. */
+  /** Items of a folder download or upload that could not be read and were left out, and where the download lists them (an upload lists them nowhere). */
   private omitted: { items: { rel: string; folder: boolean }[]; listedIn: string | null } | null = null;
   /** Settles when the work and its cleanup are over (never rejects). */
   done: Promise<void> = Promise.resolve();
@@ -115,8 +115,9 @@ export class Transfer {
   }
 
   /**
-   * Records the items of a folder download that could not be read (permission denied, gone
-   * meanwhile) and were left out, and the name of the file in the download that lists them.
+   * Records the items of a folder download or upload that could not be read (permission denied,
+   * gone meanwhile, nothing to copy) and were left out, and the name of the file in the download
+   * that lists them (null for an upload, which adds nothing to the server's folder).
    */
   leftOut(items: { rel: string; folder: boolean }[], listedIn: string | null): void {
     this.omitted = items.length ? { items, listedIn } : null;

@@ -1,0 +1,98 @@
+/**
+ * A folder upload that leaves out what it cannot copy, seen in the Files panel, in real Chromium
+ * against a real OpenSSH sshd: a host upload of a local folder (`wraith call sftp.upload`) with a
+ * named pipe and a link to nowhere in it shows in the transfers list with the notice that names
+ * them, and only the rest is on the server.
+ */
+import { execFileSync } from 'node:child_process';
+import { chownSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import type { ContractClient } from '../../src-main/common/client.js';
+import { connectWebSocket } from '../../src-main/server/ws-client.js';
+import { type TestBrowser, createSshConnectionInUi, openApp } from '../fixtures/browser.js';
+import { type SshdHandle, accountIds, startSshd } from '../fixtures/sshd.js';
+import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+
+let sshd: SshdHandle;
+let server: WraithServer;
+let api: ContractClient;
+let browser: TestBrowser;
+let page: Page;
+let home: string;
+let localDir: string;
+let sessionId: string;
+const folder = `e2e-up-left-out-${process.pid}-${Date.now().toString(36)}`;
+
+const panel = () => page.getByRole('complementary', { name: 'Files' });
+const remote = (...parts: string[]) => join(home, folder, ...parts);
+/** What a folder on the server holds, '/'-separated paths, sorted. */
+const onServer = (path: string) => execFileSync('sh', ['-c', `cd '${path}' && find . -mindepth 1 | cut -c3- | sort`], { encoding: 'utf8' }).split('\n').filter(Boolean);
+
+/** A local folder with a file, a named pipe and a link to nowhere. */
+function localTree(name: string): string {
+  const tree = join(localDir, name);
+  mkdirSync(tree);
+  writeFileSync(join(tree, 'ok.txt'), 'ok\n');
+  execFileSync('mkfifo', [join(tree, 'pipe')]);
+  symlinkSync('gone.txt', join(tree, 'dead'));
+  return tree;
+}
+
+/** The Files panel open on the test's folder. */
+async function showFolder(): Promise<void> {
+  if (!(await panel().count())) await page.locator('.sftp-toggle').click();
+  await panel().waitFor();
+  await expect.poll(() => panel().getAttribute('data-path'), { timeout: 15_000 }).toBeTruthy();
+  if ((await panel().getAttribute('data-path')) === remote()) return;
+  const bar = panel().getByRole('textbox', { name: 'Go to path' });
+  await panel().locator('.sftp-list').focus();
+  await page.keyboard.press('Control+L');
+  await bar.fill(remote());
+  await bar.press('Enter');
+  await expect.poll(() => panel().getAttribute('data-path'), { timeout: 15_000 }).toBe(remote());
+}
+
+beforeAll(async () => {
+  sshd = await startSshd();
+  home = execFileSync('getent', ['passwd', sshd.users.password.username], { encoding: 'utf8' }).split(':')[5] ?? '';
+  const me = accountIds(sshd.users.password.username);
+  mkdirSync(remote());
+  chownSync(remote(), me.uid, me.gid);
+  localDir = mkdtempSync(join(tmpdir(), 'wraith-up-left-out-'));
+  server = await startWraithServer();
+  api = await connectWebSocket(server.url, server.token);
+  browser = await openApp(server.openUrl);
+  page = browser.page;
+  page.setDefaultTimeout(20_000);
+  await createSshConnectionInUi(page, { name: 'left-out sshd', host: sshd.host, port: sshd.port, ...sshd.users.password });
+  await page.getByRole('treeitem', { name: /^left-out sshd, SSH/ }).dblclick();
+  await page.getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ }).getByRole('button', { name: 'Trust and connect' }).click();
+  const pane = page.locator('.tab-panel:visible .terminal-pane[data-session-id]');
+  await pane.waitFor({ timeout: 30_000 });
+  sessionId = (await pane.getAttribute('data-session-id')) ?? '';
+});
+
+afterAll(async () => {
+  await api?.close();
+  await browser?.close();
+  await server?.stop();
+  await sshd?.stop();
+  if (home) rmSync(join(home, folder), { recursive: true, force: true });
+  if (localDir) rmSync(localDir, { recursive: true, force: true });
+});
+
+describe('a folder upload that leaves items out', () => {
+  it('a host upload of a folder shows in the transfers list with the notice that names what it left out', async () => {
+    await showFolder();
+    const tree = localTree('by-host');
+    await api.call('sftp.upload', { sessionId, localPath: tree, remotePath: remote('by-host') });
+    // The transfers list's only row: the host's transfer.
+    const done = panel().locator('.transfer[data-state="done"]');
+    await done.waitFor({ timeout: 20_000 });
+    expect(await done.getByRole('note').innerText({ timeout: 2_000 })).toBe('2 items could not be read and were left out: dead, pipe.');
+    expect(onServer(remote('by-host'))).toEqual(['ok.txt']);
+  });
+});
