@@ -12,9 +12,9 @@ import type { AddressInfo } from 'node:net';
 import type { Client } from 'ssh2';
 import { type EndOptions, ZipFile } from 'yazl';
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
-import { WraithError } from '../../src-main/common/errors.js';
 import { SftpService } from '../../src-main/node/sftp/sftp-service.js';
-import { type SshdHandle, connectSftp, startSshd } from '../fixtures/sshd.js';
+import { sftpServiceOn } from '../fixtures/sftp-service.js';
+import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
 
 const SESSION = 'session-length';
 let sshd: SshdHandle;
@@ -25,12 +25,7 @@ let dir: string;
 
 beforeAll(async () => {
   sshd = await startSshd();
-  const conn = await connectSftp(sshd);
-  client = conn.client;
-  service = new SftpService(async (id) => {
-    if (id !== SESSION) throw new WraithError('ENOTFOUND', `No session with id ${id}.`);
-    return conn.sftp;
-  });
+  ({ client, service } = await sftpServiceOn(sshd, SESSION));
   // GET /download/<ticket>/<name>, as serveDownload in server/ws-server.ts answers it.
   http = createServer((req, res) => {
     const link = service.claimDownload(req.url?.split('/')[2] ?? '');

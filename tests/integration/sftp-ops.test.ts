@@ -18,6 +18,7 @@ import { registerSftpHandlers } from '../../src-main/node/sftp/sftp-handlers.js'
 import { RemoteFs } from '../../src-main/node/sftp/remote-fs.js';
 import { SftpService } from '../../src-main/node/sftp/sftp-service.js';
 import { SHARED_GROUP, type SshdHandle, accountIds, groupId, startSshd, savePasswordConnection, connectSftp } from '../fixtures/sshd.js';
+import { sftpServiceOn } from '../fixtures/sftp-service.js';
 
 const SESSION = 'session-1';
 let sshd: SshdHandle;
@@ -52,12 +53,7 @@ async function codeOf(p: Promise<unknown>): Promise<{ code: string; message: str
 
 beforeAll(async () => {
   sshd = await startSshd();
-  const conn = await connectSftp(sshd);
-  client = conn.client;
-  service = new SftpService(async (id) => {
-    if (id !== SESSION) throw new WraithError('ENOTFOUND', `No session with id ${id}; it may have been closed.`);
-    return conn.sftp;
-  });
+  ({ client, service } = await sftpServiceOn(sshd, SESSION));
   router = new Router();
   registerSftpHandlers(router, service);
   const home = (await service.realpath(SESSION, '.')).path;

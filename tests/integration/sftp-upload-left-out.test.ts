@@ -15,9 +15,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { WraithError } from '../../src-main/common/errors.js';
 import { SftpService } from '../../src-main/node/sftp/sftp-service.js';
-import { type SshdHandle, connectSftp, startSshd } from '../fixtures/sshd.js';
+import { sftpServiceOn } from '../fixtures/sftp-service.js';
+import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
 
 const SESSION = 'session-upload-left-out';
 const NOBODY = 65534;
@@ -35,12 +35,7 @@ const onServer = (path: string) => sh(`cd '${path}' && find . -mindepth 1 | cut 
 
 beforeAll(async () => {
   sshd = await startSshd();
-  const conn = await connectSftp(sshd);
-  client = conn.client;
-  service = new SftpService(async (id) => {
-    if (id !== SESSION) throw new WraithError('ENOTFOUND', `No session with id ${id}.`);
-    return conn.sftp;
-  });
+  ({ client, service } = await sftpServiceOn(sshd, SESSION));
   const home = (await service.realpath(SESSION, '.')).path;
   dir = `${home}/up-${randomBytes(4).toString('hex')}`;
   sh(`mkdir -p '${dir}' && chown ${sshd.users.password.username} '${dir}'`);

@@ -18,9 +18,9 @@ import { Writable } from 'node:stream';
 import type { Client } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { linkToNowhere } from '../../src-main/common/contract/sftp.js';
-import { WraithError } from '../../src-main/common/errors.js';
 import { SftpService } from '../../src-main/node/sftp/sftp-service.js';
-import { type SshdHandle, connectSftp, startSshd } from '../fixtures/sshd.js';
+import { sftpServiceOn } from '../fixtures/sftp-service.js';
+import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
 import { failure } from '../fixtures/errors.js';
 import { readZip } from '../fixtures/zip.js';
 
@@ -56,12 +56,7 @@ async function fetchLink(url: string): Promise<Buffer> {
 
 beforeAll(async () => {
   sshd = await startSshd();
-  const conn = await connectSftp(sshd);
-  client = conn.client;
-  service = new SftpService(async (id) => {
-    if (id !== SESSION) throw new WraithError('ENOTFOUND', `No session with id ${id}.`);
-    return conn.sftp;
-  });
+  ({ client, service } = await sftpServiceOn(sshd, SESSION));
   const home = (await service.realpath(SESSION, '.')).path;
   dir = `${home}/zip-${randomBytes(4).toString('hex')}`;
   sh(`mkdir -p '${dir}' && chown ${sshd.users.password.username} '${dir}'`);
