@@ -302,6 +302,25 @@ async function askingGate(sshd: SshdHandle, name: string): Promise<{ jumpId: str
   return { jumpId: jump.id, rdpId: rdp.id };
 }
 
+/**
+ * Runs `body` with a jump host of its own (stopped after), whose login prompts this client hears,
+ * and the ids of the prompts withdrawn meanwhile; the desk's certificate trusted.
+ */
+async function withAskingJumpHost(body: (sshd: SshdHandle, withdrawn: string[]) => Promise<void>): Promise<void> {
+  const sshd = await startSshd();
+  client.subscribe(['rdp.', 'session.', 'ssh.prompt']);
+  const withdrawn: string[] = [];
+  const offClosed = client.on('ssh.prompt_closed', (p) => withdrawn.push(p.promptId));
+  try {
+    await trustDesk();
+    await body(sshd, withdrawn);
+  } finally {
+    offClosed();
+    client.subscribe(['rdp.', 'session.']);
+    await sshd.stop();
+  }
+}
+
 /** The id of the next ssh.prompt for `connectionId`. */
 function nextPrompt(connectionId: string): Promise<string> {
   return new Promise((resolve) => {
@@ -367,12 +386,7 @@ test("a jump host with no saved password fails the RDP open as an SSH open's doe
 });
 
 test("an RDP open given up at its jump host's login prompt ends ECANCELLED: the prompt is withdrawn, and no session nor jump host connection is left", async () => {
-  const sshd = await startSshd();
-  client.subscribe(['rdp.', 'session.', 'ssh.prompt']);
-  const withdrawn: string[] = [];
-  const offClosed = client.on('ssh.prompt_closed', (p) => withdrawn.push(p.promptId));
-  try {
-    await trustDesk();
+  await withAskingJumpHost(async (sshd, withdrawn) => {
     const { jumpId, rdpId } = await askingGate(sshd, 'asking gate');
     const before = sshd.heldConnections();
     const prompted = nextPrompt(jumpId);
@@ -389,20 +403,11 @@ test("an RDP open given up at its jump host's login prompt ends ECANCELLED: the 
     expect((await failure(client.call('ssh.answer', { promptId, answers: [sshd.users.password.password] }))).code).toBe('ENOTFOUND');
     await until('the login connection closed on the jump host', () => sshd.heldConnections() === before, 10_000);
     expect((await client.call('sessions.list')).some((s) => s.connectionId === rdpId)).toBe(false);
-  } finally {
-    offClosed();
-    client.subscribe(['rdp.', 'session.']);
-    await sshd.stop();
-  }
+  });
 });
 
 test('an RDP reconnect given up at the jump host\'s login prompt leaves the session disconnected; one closed meanwhile is closed, its prompt withdrawn', async () => {
-  const sshd = await startSshd();
-  client.subscribe(['rdp.', 'session.', 'ssh.prompt']);
-  const withdrawn: string[] = [];
-  const offClosed = client.on('ssh.prompt_closed', (p) => withdrawn.push(p.promptId));
-  try {
-    await trustDesk();
+  await withAskingJumpHost(async (sshd, withdrawn) => {
     const { jumpId, rdpId } = await askingGate(sshd, 'reasking gate');
     const answered = nextPrompt(jumpId).then((promptId) => client.call('ssh.answer', { promptId, answers: [sshd.users.password.password] }));
     const sessionId = (await client.call('rdp.open', { connectionId: rdpId })).sessionId;
@@ -430,11 +435,7 @@ test('an RDP reconnect given up at the jump host\'s login prompt leaves the sess
     expect(e.message).toBe('desk behind reasking gate was closed while connecting.');
     expect(await state()).toBeUndefined();
     await until('the login connection closed on the jump host', () => sshd.heldConnections() === before, 10_000);
-  } finally {
-    offClosed();
-    client.subscribe(['rdp.', 'session.']);
-    await sshd.stop();
-  }
+  });
 });
 
 test('an RDP open given up while FreeRDP connects ends ECANCELLED: no session, and its connection (and tunnel) closed', async () => {
