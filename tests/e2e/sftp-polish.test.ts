@@ -26,6 +26,7 @@ import { type TestBrowser, createSshConnectionInUi, openApp } from '../fixtures/
 import { type SshdHandle, accountIds, startSshd } from '../fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 import { readZip } from '../fixtures/zip.js';
+import { filesPanel, showFolder as showFolderAt } from '../fixtures/files-panel.js';
 
 let sshd: SshdHandle;
 let server: WraithServer;
@@ -43,7 +44,7 @@ declare global {
   }
 }
 
-const panel = () => page.getByRole('complementary', { name: 'Files' });
+const panel = () => filesPanel(page);
 const row = (name: string): Locator => panel().locator(`tr.sftp-row[data-name="${name}"]`);
 const remote = (...parts: string[]) => join(home, folder, ...parts);
 const terminalInput = () => page.locator('.tab-panel:visible .xterm-helper-textarea');
@@ -83,19 +84,8 @@ async function closeEditor(editor: Locator): Promise<void> {
   await editor.waitFor({ state: 'detached' });
 }
 
-/** The Files panel open on the test's folder, whatever an earlier test left (each test stands alone). */
-async function showFolder(): Promise<void> {
-  if (!(await panel().count())) await page.locator('.sftp-toggle').click();
-  await panel().waitFor();
-  await expect.poll(() => panel().getAttribute('data-path'), { timeout: 15_000 }).toBeTruthy();
-  if ((await panel().getAttribute('data-path')) === remote()) return;
-  const bar = panel().getByRole('textbox', { name: 'Go to path' });
-  await panel().locator('.sftp-list').focus();
-  await page.keyboard.press('Control+L');
-  await bar.fill(remote());
-  await bar.press('Enter');
-  await expect.poll(() => panel().getAttribute('data-path'), { timeout: 15_000 }).toBe(remote());
-}
+/** The Files panel open on the test's folder. */
+const showFolder = () => showFolderAt(page, remote());
 
 /** Every toast the page shows from now on, in order (a toast is gone after a few seconds). */
 async function recordToasts(): Promise<() => Promise<string[]>> {

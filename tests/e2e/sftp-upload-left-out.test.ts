@@ -15,6 +15,7 @@ import { connectWebSocket } from '../../src-main/server/ws-client.js';
 import { type TestBrowser, createSshConnectionInUi, openApp } from '../fixtures/browser.js';
 import { type SshdHandle, accountIds, startSshd } from '../fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+import { filesPanel, showFolder as showFolderAt } from '../fixtures/files-panel.js';
 
 let sshd: SshdHandle;
 let server: WraithServer;
@@ -26,7 +27,7 @@ let localDir: string;
 let sessionId: string;
 const folder = `e2e-up-left-out-${process.pid}-${Date.now().toString(36)}`;
 
-const panel = () => page.getByRole('complementary', { name: 'Files' });
+const panel = () => filesPanel(page);
 const remote = (...parts: string[]) => join(home, folder, ...parts);
 /** What a folder on the server holds, '/'-separated paths, sorted. */
 const onServer = (path: string) => execFileSync('sh', ['-c', `cd '${path}' && find . -mindepth 1 | cut -c3- | sort`], { encoding: 'utf8' }).split('\n').filter(Boolean);
@@ -42,18 +43,7 @@ function localTree(name: string): string {
 }
 
 /** The Files panel open on the test's folder. */
-async function showFolder(): Promise<void> {
-  if (!(await panel().count())) await page.locator('.sftp-toggle').click();
-  await panel().waitFor();
-  await expect.poll(() => panel().getAttribute('data-path'), { timeout: 15_000 }).toBeTruthy();
-  if ((await panel().getAttribute('data-path')) === remote()) return;
-  const bar = panel().getByRole('textbox', { name: 'Go to path' });
-  await panel().locator('.sftp-list').focus();
-  await page.keyboard.press('Control+L');
-  await bar.fill(remote());
-  await bar.press('Enter');
-  await expect.poll(() => panel().getAttribute('data-path'), { timeout: 15_000 }).toBe(remote());
-}
+const showFolder = () => showFolderAt(page, remote());
 
 beforeAll(async () => {
   sshd = await startSshd();
@@ -85,7 +75,7 @@ afterAll(async () => {
 });
 
 describe('a folder upload that leaves items out', () => {
-  it('a host upload of a folder shows in the transfers list with the notice that names what it left out', async () => {
+  it('a host upload of a folder shows in the transfers list, named, with the notice that names what it left out', async () => {
     await showFolder();
     const tree = localTree('by-host');
     await api.call('sftp.upload', { sessionId, localPath: tree, remotePath: remote('by-host') });
@@ -93,6 +83,9 @@ describe('a folder upload that leaves items out', () => {
     const done = panel().locator('.transfer[data-state="done"]');
     await done.waitFor({ timeout: 20_000 });
     expect(await done.getByRole('note').innerText({ timeout: 2_000 })).toBe('2 items could not be read and were left out: dead, pipe.');
+    // Named, though the page did not start it: the host's list says what it moves.
+    await expect.poll(() => done.locator('.transfer-name').innerText()).toBe('by-host');
+    expect(await done.locator('.transfer-name').getAttribute('title')).toBe(remote('by-host'));
     expect(onServer(remote('by-host'))).toEqual(['ok.txt']);
   });
 });

@@ -202,6 +202,28 @@ export const useSftpStore = defineStore('sftp', () => {
   const followers = new Set<(p: TransferProgress) => void>();
   const watched = new Map<string, number>();
 
+  /**
+   * A row for a transfer this page did not start (the CLI's, the XO's, another window's), or whose
+   * start it has not heard answered yet. What it moves comes from the host's list, unless the
+   * page's own start names it first.
+   */
+  function startedElsewhere(p: TransferProgress): TransferRow {
+    const r = add({ id: p.transferId, sessionId: p.sessionId, direction: p.direction, name: '', remotePath: '', bytes: 0, totalBytes: p.totalBytes });
+    void host
+      .call('sftp.transfers', { sessionId: p.sessionId })
+      .then((list) => {
+        const t = list.find((x) => x.transferId === p.transferId);
+        const named = row(p.transferId);
+        if (!t || !named || named.name) return;
+        // Named as the page names its own: the file or folder that moves, by its last path segment.
+        const path = t.direction === 'upload' && t.localPath ? t.localPath : t.remotePath;
+        named.name = path.replace(/[\\/]+$/, '').split(/[\\/]/).pop() || path;
+        named.remotePath = t.remotePath;
+      })
+      .catch(() => undefined); // the link went down: the row stays unnamed, its figures still right
+    return r;
+  }
+
   /** What the host said of a transfer: an event, or what it answered after a reconnect. */
   function heard(p: TransferProgress): void {
     for (const f of followers) f(p);
@@ -213,7 +235,7 @@ export const useSftpStore = defineStore('sftp', () => {
       if (b && p.notice && !b.notice) b.notice = p.notice;
       return;
     }
-    const r = row(p.transferId) ?? add({ id: p.transferId, sessionId: p.sessionId, direction: p.direction, name: '', remotePath: '', bytes: 0, totalBytes: p.totalBytes });
+    const r = row(p.transferId) ?? startedElsewhere(p);
     // A streamed upload counts its own chunks too; never go backwards.
     const was = r.state;
     Object.assign(r, {
