@@ -1,7 +1,7 @@
 import { computed } from 'vue';
 import { toast } from '../../composables/dialogs.js';
 import { asWraithError } from '../../composables/errors.js';
-import { useSessionsStore } from '../../stores/sessions.js';
+import { type SshPrompt, useSessionsStore } from '../../stores/sessions.js';
 
 /**
  * The server's login question (keyboard-interactive) a tab's connect waits on, asked over that
@@ -13,16 +13,21 @@ export function useLoginPrompt(tabKey: string) {
   const sessions = useSessionsStore();
   const loginPrompt = computed(() => sessions.promptOf(tabKey));
 
-  /** Sends the answers (null: the login is given up). A refusal to take them is said in a toast. */
-  async function answerLogin(answers: string[] | null): Promise<void> {
-    const p = loginPrompt.value;
-    if (!p) return;
-    try {
-      await sessions.answerPrompt(p.promptId, answers);
-    } catch (err) {
-      toast(asWraithError(err).message, 'error');
-    }
-  }
+  /** Sends the answers to the question shown (null: the login is given up). */
+  const answerLogin = (answers: string[] | null) => sendLoginAnswers(loginPrompt.value, answers);
 
   return { loginPrompt, answerLogin };
+}
+
+/**
+ * Sends `answers` to login question `p` (null: the login is given up), from the tab's card or the
+ * window's dialog. A refusal to take them (the question withdrawn meanwhile) is said in a toast.
+ */
+export async function sendLoginAnswers(p: SshPrompt | null, answers: string[] | null): Promise<void> {
+  if (!p) return;
+  try {
+    await useSessionsStore().answerPrompt(p.promptId, answers);
+  } catch (err) {
+    toast(asWraithError(err).message, 'error');
+  }
 }
