@@ -18,7 +18,7 @@ import { connectWebSocket } from '../../src-main/server/ws-client.js';
 import { type TestBrowser, openApp } from '../fixtures/browser.js';
 import { type RdpTestServer, startRdpServer } from '../fixtures/rdp-server.js';
 import { until } from '../fixtures/poll.js';
-import { type SshdHandle, logThroughConnectionEnd, startSshd } from '../fixtures/sshd.js';
+import { type SshdHandle, askingConnection, logThroughConnectionEnd, startSshd } from '../fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 import { canvasPixel } from '../fixtures/rdp-page.js';
 
@@ -148,9 +148,7 @@ describe('RDP through an SSH jump host (needs sshd, Xvfb, freerdp2-shadow-x11: s
 
   it("a jump host's login question is asked in the RDP tab, not over the window: the keys go to it, and its answer opens the desktop", async () => {
     await trustJumpKey();
-    const gate = await api.call('connections.create', {
-      name: 'ki gate', kind: 'ssh', host: sshd.host, port: sshd.port, username: sshd.users.password.username, authMethod: 'keyboard-interactive',
-    });
+    const gate = await askingConnection(api, sshd, 'ki gate');
     await api.call('connections.create', { name: 'desk via ki gate', kind: 'rdp', host: rdp.host, port: rdp.port, jumpHostId: gate.id, rdpOptions: { security: 'tls' } });
     const logFrom = sshd.readLog().length;
     await page.getByRole('treeitem', { name: /^desk via ki gate, RDP/ }).dblclick();

@@ -16,7 +16,7 @@ import { startDelayProxy } from '../fixtures/delay-proxy.js';
 import { failure } from '../fixtures/errors.js';
 import { until } from '../fixtures/poll.js';
 import { type TestBrowser, fillNewSshConnection, launchBrowser, openApp } from '../fixtures/browser.js';
-import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
+import { type SshdHandle, askingConnection, startSshd } from '../fixtures/sshd.js';
 import { activeSessionId, echoWorks as echoIn } from '../fixtures/terminal-page.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
@@ -253,14 +253,7 @@ describe('a login given up', () => {
       await late.page.goto(server.openUrl);
       await late.page.getByText('Host: connected').waitFor();
       await late.page.clock.pauseAt(Date.now() + 1000);
-      const conn = await cli.call('connections.create', {
-        name: 'saved-just-now',
-        kind: 'ssh',
-        host: sshd.host,
-        port: sshd.port,
-        username: sshd.users.password.username,
-        authMethod: 'keyboard-interactive',
-      });
+      const conn = await askingConnection(cli, sshd, 'saved-just-now');
       const opening = failure(cli.call('ssh.open', { connectionId: conn.id }));
       const dialog = late.page.getByRole('dialog', { name: /^Login to / });
       await dialog.waitFor({ timeout: 20_000 });
@@ -280,14 +273,7 @@ describe('a login given up', () => {
     const cli = await connectWebSocket(server.url, server.token);
     try {
       await cli.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
-      const conn = await cli.call('connections.create', {
-        name: 'asked-elsewhere',
-        kind: 'ssh',
-        host: sshd.host,
-        port: sshd.port,
-        username: sshd.users.password.username,
-        authMethod: 'keyboard-interactive',
-      });
+      const conn = await askingConnection(cli, sshd, 'asked-elsewhere');
       const opening = failure(cli.call('ssh.open', { connectionId: conn.id }));
       // Every window shows the server's question, whoever asked to connect.
       await loginDialog().waitFor({ timeout: 20_000 });

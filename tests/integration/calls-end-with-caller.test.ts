@@ -19,7 +19,7 @@ import { failure } from '../fixtures/errors.js';
 import { until } from '../fixtures/poll.js';
 import { portClient } from '../fixtures/port-client.js';
 import { type ServedSession, startServedSession } from '../fixtures/served-session.js';
-import { type SshdHandle, savePasswordConnection } from '../fixtures/sshd.js';
+import { askingConnection, savePasswordConnection } from '../fixtures/sshd.js';
 import { REPO_ROOT } from '../fixtures/wraith-server.js';
 
 let served: ServedSession;
@@ -68,18 +68,6 @@ async function runningOnServer(client: ContractClient, sessionId: string, c: Ret
     expect(await remoteProcesses(client, sessionId, c.shell, false)).toBe('');
     expect(existsSync(c.marker)).toBe(false);
   };
-}
-
-/** A saved connection to the test sshd that logs in by keyboard-interactive: its open waits at a login prompt. */
-function askingConnection(client: ContractClient, sshd: SshdHandle, name: string) {
-  return client.call('connections.create', {
-    name,
-    kind: 'ssh',
-    host: sshd.host,
-    port: sshd.port,
-    username: sshd.users.password.username,
-    authMethod: 'keyboard-interactive',
-  });
 }
 
 /**

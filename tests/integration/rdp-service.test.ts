@@ -20,7 +20,7 @@ import { startDelayProxy } from '../fixtures/delay-proxy.js';
 import { failure } from '../fixtures/errors.js';
 import { freePort } from '../fixtures/net.js';
 import { until } from '../fixtures/poll.js';
-import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
+import { type SshdHandle, askingConnection, startSshd } from '../fixtures/sshd.js';
 
 let server: RdpTestServer;
 let app: App;
@@ -269,9 +269,7 @@ test("a jump host's keyboard-interactive login during an RDP open is asked as an
     void client.call('ssh.answer', { promptId: p.promptId, answers: [sshd.users.password.password] });
   });
   try {
-    const jump = await client.call('connections.create', {
-      name: 'ki gate', kind: 'ssh', host: sshd.host, port: sshd.port, username: sshd.users.password.username, authMethod: 'keyboard-interactive',
-    });
+    const jump = await askingConnection(client, sshd, 'ki gate');
     await client.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
     const rdp = await client.call('connections.create', { name: 'desk behind ki gate', kind: 'rdp', host: '127.0.0.1', port: server.port, jumpHostId: jump.id, rdpOptions: { security: 'tls' } });
     const sessionId = await openTrusted(rdp.id);
@@ -295,9 +293,7 @@ async function trustDesk(): Promise<void> {
 async function askingGate(sshd: SshdHandle, name: string): Promise<{ jumpId: string; rdpId: string }> {
   await client.call('vault.init', { protection: 'keyfile' }).catch(() => undefined);
   await client.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
-  const jump = await client.call('connections.create', {
-    name, kind: 'ssh', host: sshd.host, port: sshd.port, username: sshd.users.password.username, authMethod: 'keyboard-interactive',
-  });
+  const jump = await askingConnection(client, sshd, name);
   const rdp = await client.call('connections.create', { name: `desk behind ${name}`, kind: 'rdp', host: '127.0.0.1', port: server.port, jumpHostId: jump.id, rdpOptions: { security: 'tls' } });
   return { jumpId: jump.id, rdpId: rdp.id };
 }
