@@ -351,6 +351,23 @@ describe('terminals in browser mode', () => {
     await waitForLine(id, 'col=3');
   });
 
+  it('moves straight down on a bare line feed, as a program that turned output processing off means it (tmux clearing a pane)', async () => {
+    // With the remote pty's LF→CRLF off, "\n" must keep the column: X lands under the F's right.
+    const id = await activeSessionId();
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type("stty -opost; printf 'ABCDEF\\nX\\r\\n'; stty opost\n");
+    await waitForLine(id, `${' '.repeat(6)}X`);
+  });
+
+  it('sends ^_ for Ctrl+/ (undo in readline and emacs), as xterm does', async () => {
+    const id = await activeSessionId();
+    await page.locator('.tab-panel:visible .xterm').click();
+    await page.keyboard.type("echo waiting-for-a-key; read -rsn1 k; printf 'key=%d\\n' \"'$k\"\n");
+    await waitForLine(id, 'waiting-for-a-key');
+    await page.keyboard.press('Control+/');
+    await waitForLine(id, 'key=31');
+  });
+
   it('asks before a multi-line paste, then pastes it', async () => {
     const id = await activeSessionId();
     const paste = () =>

@@ -7,7 +7,6 @@ import { Terminal } from '@xterm/xterm';
 import { type MaybeRefOrGetter, onBeforeUnmount, onMounted, ref, toValue, watch } from 'vue';
 import { terminalFontSize } from '@common/contract/settings.js';
 import { FRESH_MODES } from '@common/terminal-modes.js';
-import type { TerminalBackend } from '../../stores/sessions.js';
 import { useSettingsStore } from '../../stores/settings.js';
 import { type HostLink, useHost } from '../../transport/index.js';
 import { toast } from '../../composables/dialogs.js';
@@ -124,11 +123,14 @@ const SEARCH_DECORATIONS = {
 };
 
 /**
- * One xterm.js terminal bound to a session's bytes. SSH and local PTYs differ only in EOL
- * handling: a PTY's line discipline already turns LF into CRLF, SSH output may carry bare LF
- * (seed 001). The xterm instance and its addons live here, never in reactive state.
+ * One xterm.js terminal bound to a session's bytes, the same for SSH and local PTYs. Seed 001
+ * had SSH convert LF to CRLF; but an SSH tab's shell always runs on a remote pty, whose line
+ * discipline turns LF into CRLF as a local one does, and a bare LF reaches us only from a
+ * program that turned that off to move the cursor straight down (tmux clearing a pane does):
+ * converting it drew such programs wrong. The xterm instance and its addons live here, never
+ * in reactive state.
  */
-export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend: TerminalBackend, options: UseTerminalOptions = {}) {
+export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, options: UseTerminalOptions = {}) {
   const host = useHost();
   const hub = terminalHub(host);
   const settings = useSettingsStore();
@@ -430,6 +432,12 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
       zoom(0);
       return false;
     }
+    // xterm.js sends nothing for Ctrl+/; xterm and VTE send ^_ (undo in readline and emacs).
+    if (ev.ctrlKey && !ev.metaKey && !ev.altKey && !ev.shiftKey && ev.key === '/') {
+      ev.preventDefault();
+      term?.input('\x1f');
+      return false;
+    }
     return true;
   }
 
@@ -438,7 +446,6 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, backend:
     if (!container) return;
     const s = settings.values;
     const t = new Terminal({
-      convertEol: backend === 'ssh',
       scrollback: s['terminal.scrollback'],
       fontSize: terminalFontSize(s),
       fontFamily: terminalFontFamily(s['terminal.fontFamily']),
