@@ -35,3 +35,13 @@ export function hostAndPort(host: string, port: number | string): string {
 export function sshHostKeyHost(host: string): string {
   return host.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
 }
+
+/**
+ * The name an SSH host key or an RDP certificate is trusted, looked up and forgotten under,
+ * however a connection, a trust or a forget writes the host: as it is dialled ("[::1]" is "::1",
+ * the address every connection dials) and without case (sshHostKeyHost), so "[::1]", "::1",
+ * "Web01" and "web01" each name one server. Migration 007 made the names stored before so.
+ */
+export function hostKeyHost(host: string): string {
+  return sshHostKeyHost(hostToDial(host));
+}

@@ -2,7 +2,8 @@
  * A folder upload that leaves out what it cannot copy, seen in the Files panel, in real Chromium
  * against a real OpenSSH sshd: a host upload of a local folder (`wraith call sftp.upload`) with a
  * named pipe and a link to nowhere in it shows in the transfers list with the notice that names
- * them, and only the rest is on the server.
+ * them, and only the rest is on the server. The notice names five; its row lists them all, each
+ * with why, behind a toggle.
  */
 import { execFileSync } from 'node:child_process';
 import { chownSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -87,5 +88,33 @@ describe('a folder upload that leaves items out', () => {
     await expect.poll(() => done.locator('.transfer-name').innerText()).toBe('by-host');
     expect(await done.locator('.transfer-name').getAttribute('title')).toBe(remote('by-host'));
     expect(onServer(remote('by-host'))).toEqual(['ok.txt']);
+  });
+
+  it('lists everything it left out, with why, beyond the five names of its notice, behind a toggle', async () => {
+    await showFolder();
+    const tree = join(localDir, 'many');
+    mkdirSync(tree);
+    writeFileSync(join(tree, 'ok.txt'), 'ok\n');
+    for (const n of [1, 2, 3, 4, 5, 6]) execFileSync('mkfifo', [join(tree, `pipe${n}`)]);
+    symlinkSync('gone.txt', join(tree, 'dead'));
+    await api.call('sftp.upload', { sessionId, localPath: tree, remotePath: remote('many') });
+    const row = panel().locator('.transfer[data-state="done"]').filter({ hasText: '7 items could not be read' });
+    await row.waitFor({ timeout: 20_000 });
+    expect(await row.getByRole('note').innerText()).toBe('7 items could not be read and were left out: dead, pipe1, pipe2, pipe3, pipe4 and 2 more.');
+    const toggle = row.getByRole('button', { name: 'All 7 left out, and why', exact: true });
+    expect(await toggle.getAttribute('aria-expanded')).toBe('false');
+    await toggle.click();
+    expect(await toggle.getAttribute('aria-expanded')).toBe('true');
+    const list = row.getByRole('list', { name: 'Left out of many' });
+    const fifo = (n: number) => `pipe${n} — pipe${n} is a named pipe (FIFO): one program passes data through it to another while both run, so it has no contents of its own to copy.`;
+    await expect
+      .poll(() => list.getByRole('listitem').allInnerTexts())
+      .toEqual([`dead — Cannot upload local ${join(tree, 'dead')}: dead points to gone.txt, which does not exist.`, ...[1, 2, 3, 4, 5, 6].map(fifo)]);
+    // The same toggle hides it again, from the keyboard too.
+    await toggle.focus();
+    await page.keyboard.press('Enter');
+    expect(await toggle.getAttribute('aria-expanded')).toBe('false');
+    expect(await list.count()).toBe(0);
+    expect(onServer(remote('many'))).toEqual(['ok.txt']);
   });
 });

@@ -73,6 +73,26 @@ test('an IPv6 host, saved as [::1] or ::1, is dialled as the address; its certif
   }
 });
 
+test('a certificate is the server\'s in any case of its name: trusted as a connection to "LocalHost" asked, it serves one to "localhost", and is forgotten by any case', async () => {
+  const upper = await client.call('connections.create', { name: 'desk upper', kind: 'rdp', host: 'LocalHost', port: server.port, rdpOptions: { security: 'tls' } });
+  const lower = await client.call('connections.create', { name: 'desk lower', kind: 'rdp', host: 'localhost', port: server.port, rdpOptions: { security: 'tls' } });
+  const unknown = await failure(client.call('rdp.open', { connectionId: upper.id }));
+  expect(unknown.code).toBe('ECERT_UNKNOWN');
+  expect(unknown.details).toMatchObject({ host: 'LocalHost', port: server.port });
+  // Trusted as the tab's card sends the question back: under the name as the connection has it.
+  await client.call('hostkeys.trust', { kind: 'rdp', host: 'LocalHost', port: server.port, keyType: 'x509', fingerprint: String(unknown.details?.fingerprint) });
+  const named = async () => (await client.call('hostkeys.list')).filter((e) => e.kind === 'rdp' && e.host.toLowerCase() === 'localhost').map((e) => `${e.host}:${e.port}`);
+  expect(await named()).toEqual([`localhost:${server.port}`]);
+  for (const connectionId of [upper.id, lower.id]) {
+    const { sessionId } = await client.call('rdp.open', { connectionId });
+    expect((await client.call('sessions.list')).find((s) => s.id === sessionId)).toMatchObject({ state: 'open' });
+    await client.call('rdp.close', { sessionId });
+  }
+  expect(await client.call('hostkeys.forget', { kind: 'rdp', host: 'LOCALHOST', port: server.port })).toEqual({ ok: true, forgotten: 1 });
+  expect(await named()).toEqual([]);
+  expect((await failure(client.call('rdp.open', { connectionId: lower.id }))).code).toBe('ECERT_UNKNOWN');
+});
+
 test("a connection's picture quality decides whether H.264 is offered", async () => {
   const lossless = await client.call('connections.create', { name: 'exact', kind: 'rdp', host: server.host, port: server.port, rdpOptions: { security: 'tls', quality: 'lossless' } });
   const fast = await openTrusted();

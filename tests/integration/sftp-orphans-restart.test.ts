@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { App } from '../../src-main/node/app.js';
+import { loadMigrations, openDatabase } from '../../src-main/node/db/database.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
 import { until } from '../fixtures/poll.js';
 import { failure } from '../fixtures/errors.js';
@@ -98,6 +99,33 @@ describe('temps a lost connection kept, across a restart', () => {
       c.close();
       await app.dispose();
       rmSync(join(remoteDir, foreign), { force: true });
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('go with their saved connection when it is deleted (no session can reach them through it any more); those of one deleted before go at start', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'wraith-orphans-deleted-'));
+    const at = new Date().toISOString();
+    const temp = (name: string) => `${remoteDir}/.${name}.wraith-part-0123abcd`;
+    // The database as a Wraith before this change left it: a temp noted for a connection deleted since.
+    const before = openDatabase(dataDir, { migrations: loadMigrations().filter((m) => m.version < 6) });
+    before.prepare('INSERT INTO sftp_orphan_temps (site, path, noted_at) VALUES (?, ?, ?)').run('0c6b3b1e-connection-deleted-before', temp('old.bin'), at);
+    before.close();
+    const app = new App({ dataDir, host: 'in-process' });
+    const c = connectInProcess(app);
+    try {
+      expect(remembered(app)).toEqual([]);
+      const kept = await savePasswordConnection(c, sshd, 'kept');
+      const deleted = await savePasswordConnection(c, sshd, 'to delete');
+      const noted = app.db.prepare('INSERT INTO sftp_orphan_temps (site, path, noted_at) VALUES (?, ?, ?)');
+      noted.run(kept.id, temp('kept.bin'), at);
+      noted.run(deleted.id, temp('a.bin'), at);
+      noted.run(deleted.id, temp('b.bin'), at);
+      await c.call('connections.delete', { id: deleted.id });
+      expect(remembered(app)).toEqual([{ site: kept.id, path: temp('kept.bin') }]);
+    } finally {
+      c.close();
+      await app.dispose();
       rmSync(dataDir, { recursive: true, force: true });
     }
   });

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import type { Client } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { SftpService } from '../../src-main/node/sftp/sftp-service.js';
+import { failure } from '../fixtures/errors.js';
 import { sftpServiceOn } from '../fixtures/sftp-service.js';
 import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
 
@@ -106,5 +107,39 @@ describe('a folder upload with items it cannot copy', () => {
     expect(t.notice).toBe('3 items could not be read and were left out: locked/, loop, secret.txt.');
     // Nothing of what was left out stands in for it on the server: no empty folder, no empty file.
     expect(onServer(remote)).toEqual(['a.txt']);
+  });
+});
+
+describe('what an upload leaves out, and why', () => {
+  test('the transfer lists every item it left out with its reason, beyond the five its notice names', async () => {
+    const tree = join(local, 'many');
+    mkdirSync(tree);
+    writeFileSync(join(tree, 'ok.txt'), 'ok');
+    for (const n of [1, 2, 3, 4, 5]) sh(`mkfifo '${tree}/pipe${n}'`);
+    symlinkSync('gone.txt', join(tree, 'dead'));
+    symlinkSync('loop', join(tree, 'loop'));
+    const t = await service.wait((await service.upload({ sessionId: SESSION, localPath: tree, remotePath: `${dir}/many`, overwrite: false })).transferId);
+    expect(t.notice).toBe('7 items could not be read and were left out: dead, loop, pipe1, pipe2, pipe3 and 2 more.');
+    const pipe = (n: number) => ({ path: `pipe${n}`, folder: false, reason: `pipe${n} is a named pipe (FIFO): one program passes data through it to another while both run, so it has no contents of its own to copy.` });
+    expect(t.leftOut).toEqual([
+      { path: 'dead', folder: false, reason: `Cannot upload local ${join(tree, 'dead')}: dead points to gone.txt, which does not exist.` },
+      { path: 'loop', folder: false, reason: `Cannot upload local ${join(tree, 'loop')}: loop points to loop, a loop of links that never reaches a file.` },
+      ...[1, 2, 3, 4, 5].map(pipe),
+    ]);
+  });
+
+  test('a single upload of a link that leads to no file is refused in the words a folder upload leaves one out with, not "no such file or directory"', async () => {
+    const tree = join(local, 'links');
+    mkdirSync(tree);
+    symlinkSync('gone.txt', join(tree, 'dead'));
+    symlinkSync('loop', join(tree, 'loop'));
+    const folder = await service.wait((await service.upload({ sessionId: SESSION, localPath: tree, remotePath: `${dir}/links`, overwrite: false })).transferId);
+    expect(folder.leftOut?.map((i) => i.path)).toEqual(['dead', 'loop']);
+    for (const item of folder.leftOut ?? []) {
+      const alone = join(tree, item.path);
+      const refused = await failure(service.upload({ sessionId: SESSION, localPath: alone, remotePath: `${dir}/${item.path}`, overwrite: false }));
+      expect(refused).toMatchObject({ code: 'ENOTFOUND', message: item.reason, details: { reason: 'broken_link', path: alone } });
+    }
+    expect(folder.leftOut?.[0]?.reason).toBe(`Cannot upload local ${join(tree, 'dead')}: dead points to gone.txt, which does not exist.`);
   });
 });

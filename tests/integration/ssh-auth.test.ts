@@ -472,8 +472,11 @@ describe('a port that is not an SSH server', () => {
 });
 
 describe('an IPv6 host', () => {
-  test('in brackets ([::1]) or bare (::1), it is dialled as the address, under one known host key', async () => {
-    // The sshd listens on 127.0.0.1 only: a TCP relay listening on ::1 stands for a server there.
+  /**
+   * The sshd listens on 127.0.0.1 only: a TCP relay listening on ::1 stands for a server there.
+   * `dialled`: the address each connection reached it on.
+   */
+  async function sshdOnIpv6Loopback(): Promise<{ port: number; dialled: string[]; close: () => void }> {
     const dialled: string[] = [];
     const relay = createServer((socket) => {
       dialled.push(socket.localAddress ?? '');
@@ -483,7 +486,12 @@ describe('an IPv6 host', () => {
       sshdSide.on('error', () => socket.destroy());
     });
     await new Promise<void>((r) => relay.listen(0, '::1', r));
-    const { port } = relay.address() as AddressInfo;
+    return { port: (relay.address() as AddressInfo).port, dialled, close: () => relay.close() };
+  }
+
+  test('in brackets ([::1]) or bare (::1), it is dialled as the address, under one known host key', async () => {
+    const relay = await sshdOnIpv6Loopback();
+    const { port, dialled } = relay;
     try {
       const auth = { port, authMethod: 'password' as const, secrets: { password: sshd.users.password.password } };
       const bracketed = await connection({ ...auth, host: '[::1]' });
@@ -497,6 +505,27 @@ describe('an IPv6 host', () => {
       expect(await whoami(bracketed)).toBe('wraith-pw');
       expect(await whoami(await connection({ ...auth, host: '::1' }))).toBe('wraith-pw');
       expect(dialled).toEqual(['::1', '::1', '::1']);
+    } finally {
+      relay.close();
+    }
+  });
+
+  test('a key trusted for [::1] (hostkeys.trust given the brackets) is the key of ::1: stored once, bare; found by connections saved either way, forgotten either way', async () => {
+    const relay = await sshdOnIpv6Loopback();
+    const { port } = relay;
+    try {
+      const key = { kind: 'ssh' as const, port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint };
+      expect(await client.call('hostkeys.trust', { ...key, host: '[::1]' })).toMatchObject({ host: '::1', port });
+      const trusted = async () => (await client.call('hostkeys.list')).filter((e) => e.port === port).map((e) => e.host);
+      expect(await trusted()).toEqual(['::1']);
+      const auth = { port, authMethod: 'password' as const, secrets: { password: sshd.users.password.password } };
+      expect(await whoami(await connection({ ...auth, host: '::1' }))).toBe('wraith-pw');
+      expect(await whoami(await connection({ ...auth, host: '[::1]' }))).toBe('wraith-pw');
+      // Trusted again, bare: still the one entry.
+      await client.call('hostkeys.trust', { ...key, host: '::1' });
+      expect(await trusted()).toEqual(['::1']);
+      expect(await client.call('hostkeys.forget', { kind: 'ssh', host: '[::1]', port })).toEqual({ ok: true, forgotten: 1 });
+      expect(await trusted()).toEqual([]);
     } finally {
       relay.close();
     }

@@ -110,6 +110,10 @@ export function linkToNowhere(name: string, target: string | null, loop = false)
 export const TransferDirection = z.enum(['upload', 'download']);
 export const TransferState = z.enum(['running', 'done', 'failed', 'cancelled']);
 
+/** An item a folder transfer could not copy (TransferProgress.leftOut). */
+export const LeftOutItem = z.object({ path: z.string(), folder: z.boolean(), reason: z.string() });
+export type LeftOutItem = z.infer<typeof LeftOutItem>;
+
 export const TransferProgress = z.object({
   transferId: Id,
   sessionId: Id,
@@ -126,6 +130,13 @@ export const TransferProgress = z.object({
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   /** Something the user should know about a transfer that went through (a replaced file changed owner). */
   notice: z.string().nullable(),
+  /**
+   * What a folder transfer left out, all of it (the notice names the first few), each with why:
+   * its path in the folder ('/'-separated) and the reason, in the words a folder download's list
+   * file has. sftp.transfers always has it; a transfer.progress event only when it changed since
+   * the transfer's last one (it can be long, and events come several times a second).
+   */
+  leftOut: z.array(LeftOutItem).optional(),
 });
 export type TransferProgress = z.infer<typeof TransferProgress>;
 

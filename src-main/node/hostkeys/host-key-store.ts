@@ -1,7 +1,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import type { HostKeyEntry, KnownHostsImport, RevokedHostKey } from '../../common/contract/hostkeys.js';
 import { WraithError } from '../../common/errors.js';
-import { sshHostKeyHost } from '../../common/host-address.js';
+import { hostKeyHost, sshHostKeyHost } from '../../common/host-address.js';
 import type { Db } from '../db/database.js';
 import { readLocalFileSync } from '../local-files.js';
 import { expandHome } from '../paths.js';
@@ -54,26 +54,27 @@ export function hashedNameMatches(hashedName: string, name: string): boolean {
 }
 
 /**
- * The name a key of kind is stored and looked up under. SSH: lower case, as OpenSSH compares host
- * names (sshHostKeyHost), whatever case a connection or a known_hosts line has it in (migration
- * 005 folded the names stored before). RDP: as the connection has it, since the RDP session looks
- * its certificate up by that name.
- */
-function storedHost(kind: HostKeyKind, host: string): string {
-  return kind === 'ssh' ? sshHostKeyHost(host) : host;
-}
-
-/**
  * Trusted SSH host keys and RDP certificates by (kind, host, port). Hashed OpenSSH entries
  * ("|1|salt|hash") are kept as they are and matched by HMAC-SHA1 at lookup. A server has one
  * trusted key per key type, however it is named: a hashed entry never stands beside another key.
- * SSH host names have no case (storedHost).
+ * Every other name is stored and looked up as hostKeyHost writes it: without case (as OpenSSH
+ * compares host names; migration 005 folded SSH names, 007 RDP ones) and without the brackets an
+ * IPv6 address may be written in (007 took them off names stored with them).
  */
 export class HostKeyStore {
   constructor(private readonly db: Db) {}
 
   list(): HostKeyEntry[] {
     return (this.db.prepare('SELECT * FROM known_hosts ORDER BY kind, host, port').all() as Row[]).map(toEntry);
+  }
+
+  /**
+   * The certificate trusted for the RDP server at host:port (one per server), which FreeRDP is
+   * given to compare the one it is offered with; null when none is.
+   */
+  certificate(host: string, port: number): HostKeyEntry | null {
+    const [row] = this.matching('rdp', hostKeyHost(host), port);
+    return row ? toEntry(row) : null;
   }
 
   /** The SSH host keys an import marked @revoked, refused whatever server offers them. */
@@ -104,7 +105,7 @@ export class HostKeyStore {
   check(kind: HostKeyKind, host: string, port: number, keyType: string, fingerprint: string): HostKeyVerdict {
     const revocation = kind === 'ssh' ? this.revocation(fingerprint) : null;
     if (revocation) return { status: 'revoked', revocation };
-    const rows = this.matching(kind, storedHost(kind, host), port);
+    const rows = this.matching(kind, hostKeyHost(host), port);
     if (rows.some((r) => r.fingerprint === fingerprint)) return { status: 'trusted' };
     const sameType = rows.find((r) => r.key_type === keyType);
     if (sameType) return { status: 'changed', knownFingerprint: sameType.fingerprint, knownKeyType: sameType.key_type };
@@ -114,7 +115,7 @@ export class HostKeyStore {
   }
 
   trust(kind: HostKeyKind, name: string, port: number, keyType: string, fingerprint: string): HostKeyEntry {
-    const host = storedHost(kind, name);
+    const host = hostKeyHost(name);
     const revocation = kind === 'ssh' ? this.revocation(fingerprint) : null;
     if (revocation) {
       throw new WraithError(
@@ -151,7 +152,7 @@ export class HostKeyStore {
    */
   forget(kind: HostKeyKind, name: string, port: number): number {
     if (name.startsWith('|1|')) return this.db.prepare('DELETE FROM known_hosts WHERE kind = ? AND host = ? AND hashed = 1').run(kind, name).changes;
-    const host = storedHost(kind, name);
+    const host = hostKeyHost(name);
     const hashedHits = this.hashedRows(kind, host, port).map((r) => r.host);
     let n = this.db.prepare('DELETE FROM known_hosts WHERE kind = ? AND host = ? AND port = ?').run(kind, host, port).changes;
     for (const h of hashedHits) n += this.db.prepare('DELETE FROM known_hosts WHERE kind = ? AND host = ?').run(kind, h).changes;
@@ -263,7 +264,7 @@ export class HostKeyStore {
             continue;
           }
           // OpenSSH matches a plain name without case: "Web01" in the file is the server web01.
-          add(storedHost('ssh', m?.[1] ?? h), port, keyType, fp, 0);
+          add(sshHostKeyHost(m?.[1] ?? h), port, keyType, fp, 0);
         }
       }
       return forgotten;

@@ -118,9 +118,10 @@ class RdpTab implements SessionHandle {
    */
   async connect(width: number | undefined, height: number | undefined, opts: RdpConnectOptions = {}, keepTunnel = false): Promise<{ width: number; height: number }> {
     // Dialled as SSH dials a hop: FreeRDP looks "[::1]", as a person may save it, up as a name
-    // that does not resolve. Its certificate is trusted and looked up under the bare address too.
+    // that does not resolve. Its certificate is trusted and looked up under the bare address too,
+    // and the name in any case ("Desk01" is "desk01": HostKeyStore, hostKeyHost).
     const c = { ...this.connection, host: hostToDial(this.connection.host) };
-    const known = this.service.hostKeys.list().find((k) => k.kind === 'rdp' && k.host === c.host && k.port === c.port);
+    const known = this.service.hostKeys.certificate(c.host, c.port);
     // Closing the session gives its connect up as the caller going away does (SshSession.connect):
     // a jump host's login prompt is withdrawn at once, and nothing is left connected.
     const cancelled = opts.signal ? AbortSignal.any([opts.signal, this.closing.signal]) : this.closing.signal;
@@ -131,7 +132,6 @@ class RdpTab implements SessionHandle {
       throw new WraithError('EBADARGS', `credentials: ${c.name} is reached directly, with no SSH jump host to give a password for.`);
     }
     let target = { host: c.host, port: c.port };
-    let tunnel: RdpTunnel | null = null;
     const kept = keepTunnel && this.tunnel && !this.tunnel.closed ? this.tunnel : null;
     if (kept) target = { host: kept.host, port: kept.port };
     else if (c.jumpHostId) {
@@ -148,7 +148,6 @@ class RdpTab implements SessionHandle {
         t.close();
         throw givenUp();
       }
-      tunnel = t;
       this.tunnel = t;
       target = { host: t.host, port: t.port };
     }
@@ -167,9 +166,8 @@ class RdpTab implements SessionHandle {
         trustedFingerprint: known?.fingerprint,
       });
     } catch (err) {
-      // No addon here (or options it refused): the tunnel just opened for it carries nothing.
-      tunnel?.close();
-      if (this.tunnel === tunnel) this.tunnel = null;
+      // No addon here (or options it refused): the tunnel opened (or kept) for it carries nothing.
+      this.dropTunnel();
       throw err;
     }
     native.on('frame', (rects) => this.onFrame(rects));
@@ -182,8 +180,7 @@ class RdpTab implements SessionHandle {
     const letGo = () => {
       if (this.native === native) this.native = null;
       void native.close();
-      tunnel?.close();
-      if (this.tunnel === tunnel) this.tunnel = null;
+      this.dropTunnel();
     };
     cancelled.addEventListener('abort', letGo, { once: true });
     try {
@@ -193,12 +190,22 @@ class RdpTab implements SessionHandle {
       this.reason = null;
       return { width: size.width, height: size.height };
     } catch (err) {
-      this.tunnel?.close();
-      this.tunnel = null;
+      this.dropTunnel();
       throw cancelled.aborted ? givenUp() : toWraithError(err, c, known?.fingerprint);
     } finally {
       cancelled.removeEventListener('abort', letGo);
     }
+  }
+
+  /**
+   * Closes the jump host's tunnel this tab holds, and its SSH login with it. Every connect that
+   * fails ends here too, a resize's through a kept tunnel included: the session is disconnected
+   * then, and only rdp.reconnect connects it again, through a tunnel of its own (the connection
+   * as saved now may reach its desktop another way), so a tunnel kept would carry nothing.
+   */
+  private dropTunnel(): void {
+    this.tunnel?.close();
+    this.tunnel = null;
   }
 
   /** A method, not a field read: TypeScript would keep `state` narrowed across an await. */
@@ -231,8 +238,7 @@ class RdpTab implements SessionHandle {
     this.closing.abort();
     this.clearCreditTimer();
     if (native) await native.close();
-    this.tunnel?.close();
-    this.tunnel = null;
+    this.dropTunnel();
     this.service.forget(this);
   }
 
@@ -248,7 +254,8 @@ class RdpTab implements SessionHandle {
 
   /**
    * rdp.resize: the desktop again at the new size, through the jump host's tunnel when it is
-   * still up (a password typed for a hop, and not saved, is not needed again).
+   * still up (a password typed for a hop, and not saved, is not needed again). One that fails
+   * leaves the session disconnected, as a drop does, and its tunnel closed (dropTunnel).
    */
   resize(width: number, height: number): Promise<{ width: number; height: number }> {
     return this.reopen(width, height, {}, true);
@@ -259,10 +266,7 @@ class RdpTab implements SessionHandle {
     const old = this.native;
     this.native = null;
     if (old) await old.close();
-    if (!keepTunnel) {
-      this.tunnel?.close();
-      this.tunnel = null;
-    }
+    if (!keepTunnel) this.dropTunnel();
     this.state = 'connecting';
     this.service.sessions.changed(this.id);
     try {
@@ -334,8 +338,7 @@ class RdpTab implements SessionHandle {
   private onClosed(native: RdpSession, info: RdpClosedInfo): void {
     if (native !== this.native) return; // an old session replaced by reopen()
     this.clearCreditTimer();
-    this.tunnel?.close();
-    this.tunnel = null;
+    this.dropTunnel();
     if (this.state === 'closed') return;
     this.state = 'disconnected';
     this.reason = info.message;

@@ -18,7 +18,11 @@ export interface OrphanTempStore {
   remove(temp: OrphanTemp): void;
 }
 
-/** The temps in the database's sftp_orphan_temps (migration 004). */
+/**
+ * The temps in the database's sftp_orphan_temps (migration 004), each site a saved connection's id:
+ * a connection deleted takes its rows with it (migration 006), and a temp noted for one deleted
+ * already is not stored (the foreign key refuses it; SftpService keeps it in memory).
+ */
 export class DbOrphanTemps implements OrphanTempStore {
   constructor(private readonly db: Db) {}
 

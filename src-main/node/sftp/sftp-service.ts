@@ -244,8 +244,9 @@ export class SftpService {
 
   /**
    * A change to the orphan store, which never fails the cleanup it comes from: a store that cannot
-   * take it (the App's database closing as it shuts down) loses only what a restart would have lost
-   * without one; this process still has it in memory.
+   * take it (the App's database closing as it shuts down, or refusing a temp of a connection
+   * deleted meanwhile) loses only what a restart would have lost without one; this process still
+   * has it in memory.
    */
   private keepInStore(change: (store: OrphanTempStore) => void): void {
     if (!this.orphanStore) return;
@@ -1117,7 +1118,7 @@ export class SftpService {
   private report(t: Transfer): void {
     t.reportedBytes = t.bytes;
     t.reportedAt = Date.now();
-    this.emitProgress(t.progress());
+    this.emitProgress(t.progressEvent());
   }
 
   private startTicker(): void {

@@ -1,5 +1,5 @@
 import type { Stats as LocalStats } from 'node:fs';
-import { lstat, mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, readlink, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, posix } from 'node:path';
 import type { Stats } from 'ssh2';
 import { filesNotUploaded } from '../../common/contract/sftp.js';
@@ -11,7 +11,7 @@ import { type RemoteFs, entryType } from './remote-fs.js';
 import { tempBasename, tempNameFor } from './temp-name.js';
 import { cancelledError, fileOverFolder, fromLocalError, sftpError } from './sftp-errors.js';
 import type { Transfer } from './transfer.js';
-import { type Tree, walkLocal, walkRemote } from './tree.js';
+import { type Tree, localLinkToNowhere, walkLocal, walkRemote } from './tree.js';
 
 export interface TransferTuning {
   /** Bytes per READ/WRITE request (capped at what the server accepts in one request). */
@@ -264,12 +264,15 @@ async function uploadOne(rfs: RemoteFs, t: Transfer, plan: TransferPlan, local: 
 /**
  * The local file or folder an upload is to send, looked at before its transfer starts, so a
  * source that is not there or cannot be read is refused by the call itself (`wraith call
- * sftp.upload` fails) instead of by a transfer that fails later: ENOTFOUND, EDENIED, EBADARGS
- * not_a_file (a device, a FIFO, a socket). Its stats.
+ * sftp.upload` fails) instead of by a transfer that fails later: ENOTFOUND (broken_link for a
+ * link that leads to no file), EDENIED, EBADARGS not_a_file (a device, a FIFO, a socket). Its stats.
  */
 export async function uploadSource(local: string): Promise<LocalStats> {
-  const st = await stat(local).catch((err: unknown) => {
-    throw fromLocalError(err, 'upload', local);
+  const st = await stat(local).catch(async (err: unknown) => {
+    // A link that leads to no file is said to be one, as a folder upload says it of one inside:
+    // "no such file" of a name the user sees in the folder would not say what is wrong.
+    const to = await readlink(local).catch(() => null);
+    throw (to === null ? null : localLinkToNowhere(local, to, err)) ?? fromLocalError(err, 'upload', local);
   });
   if (!st.isFile() && !st.isDirectory()) {
     throw sftpError('EBADARGS', `Cannot upload ${local}: it is neither a file nor a folder.`, 'not_a_file', { path: local });

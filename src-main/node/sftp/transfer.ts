@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import type { TransferInfo, TransferProgress } from '../../common/contract/sftp.js';
+import type { LeftOutItem, TransferInfo, TransferProgress } from '../../common/contract/sftp.js';
 import { toSerializedError } from '../../common/errors.js';
+import type { LeftOut } from './left-out.js';
 
 type Direction = TransferProgress['direction'];
 type State = TransferProgress['state'];
@@ -37,7 +38,10 @@ export class Transfer {
   /** Replaced files whose owner or group the server would not let the new file keep. */
   private readonly ownershipChanged: { path: string; was: string; now: string }[] = [];
   /** Items of a folder download or upload that could not be read and were left out, and where the download lists them (an upload lists them nowhere). */
-  private omitted: { items: { rel: string; folder: boolean }[]; listedIn: string | null } | null = null;
+  private omitted: { items: LeftOut[]; listedIn: string | null } | null = null;
+  /** How many times `omitted` changed, and how many of those the last progress event told of. */
+  private omittedChanges = 0;
+  private omittedReported = 0;
   /** Settles when the work and its cleanup are over (never rejects). */
   done: Promise<void> = Promise.resolve();
   /** Bytes at the last progress event, to skip events when nothing moved. */
@@ -90,7 +94,8 @@ export class Transfer {
     return (this.bytes - first.bytes) / ((now - first.t) / 1000);
   }
 
-  progress(now = Date.now()): TransferProgress {
+  /** Where the transfer is; `withLeftOut`: with the whole list of what it left out, if it left anything out. */
+  progress(now = Date.now(), withLeftOut = true): TransferProgress {
     const bps = this.running ? this.bytesPerSecond(now) : this.averageSpeed();
     const left = this.totalBytes === null ? null : Math.max(0, this.totalBytes - this.bytes);
     return {
@@ -106,7 +111,18 @@ export class Transfer {
       state: this.state,
       error: this.error,
       notice: this.notice(),
+      ...(withLeftOut && this.omitted ? { leftOut: this.omitted.items.map((i): LeftOutItem => ({ path: i.rel, folder: i.folder, reason: i.reason })) } : {}),
     };
+  }
+
+  /**
+   * The transfer.progress event: progress(), with the list of what was left out only when it
+   * changed since the last event (the notice names the first few items every time).
+   */
+  progressEvent(now = Date.now()): TransferProgress {
+    const changed = this.omittedReported !== this.omittedChanges;
+    this.omittedReported = this.omittedChanges;
+    return this.progress(now, changed);
   }
 
   /** Records that the file now at `path` replaced one the server would not let it fully stand in for. */
@@ -119,8 +135,9 @@ export class Transfer {
    * gone meanwhile, nothing to copy) and were left out, and the name of the file in the download
    * that lists them (null for an upload, which adds nothing to the server's folder).
    */
-  leftOut(items: { rel: string; folder: boolean }[], listedIn: string | null): void {
+  leftOut(items: LeftOut[], listedIn: string | null): void {
     this.omitted = items.length ? { items, listedIn } : null;
+    this.omittedChanges++;
   }
 
   private notice(): string | null {
@@ -135,7 +152,7 @@ export class Transfer {
   }
 
   /** "2 items could not be read and were left out: secret.txt, locked/. The zip lists them in WRAITH-NOT-INCLUDED.txt." */
-  private omittedNotice(o: { items: { rel: string; folder: boolean }[]; listedIn: string | null }): string {
+  private omittedNotice(o: { items: LeftOut[]; listedIn: string | null }): string {
     const n = o.items.length;
     const shown = o.items.slice(0, 5).map((i) => (i.folder ? `${i.rel}/` : i.rel));
     const names = shown.join(', ') + (n > shown.length ? ` and ${n - shown.length} more` : '');

@@ -1,6 +1,6 @@
 import type { Dirent } from 'node:fs';
 import { lstat, readdir, readlink, stat } from 'node:fs/promises';
-import { join, posix } from 'node:path';
+import { basename, join, posix } from 'node:path';
 import { linkToNowhere } from '../../common/contract/sftp.js';
 import { WraithError } from '../../common/errors.js';
 import type { RemoteFs } from './remote-fs.js';
@@ -48,6 +48,17 @@ function specialFileError(name: string, mode: number, path: string, to?: string 
 function linkToFolderError(name: string, to: string | null, path: string, transfer: 'download' | 'upload'): WraithError {
   const message = `${name} is a link to the folder ${to ?? 'it points to'}, and a folder ${transfer} does not follow links to folders (they can lead round in a loop); ${transfer} that folder on its own.`;
   return new WraithError('EBADARGS', message, { path });
+}
+
+/**
+ * How an upload says that the local link at `path`, which points to `to`, leads to no file (a
+ * folder upload of one inside the folder, and an upload of the link itself): `statError` is what
+ * following it failed with. Null when that was something else (fromLocalError says it then).
+ */
+export function localLinkToNowhere(path: string, to: string, statError: unknown): WraithError | null {
+  const code = statError instanceof Error ? (statError as NodeJS.ErrnoException).code : undefined;
+  if (code !== 'ENOENT' && code !== 'ENOTDIR' && code !== 'ELOOP') return null;
+  return sftpError('ENOTFOUND', `Cannot upload local ${path}: ${linkToNowhere(basename(path), to, code === 'ELOOP')}.`, 'broken_link', { path });
 }
 
 /**
@@ -157,11 +168,7 @@ export async function walkLocal(root: string, signal: AbortSignal, opts: { unlis
         const to = await readlink(abs).catch(() => null);
         if (to === null) continue;
         if (target instanceof Error) {
-          const nowhere = target.code === 'ENOENT' || target.code === 'ENOTDIR' || target.code === 'ELOOP';
-          const error = nowhere
-            ? sftpError('ENOTFOUND', `Cannot upload local ${abs}: ${linkToNowhere(e.name, to, target.code === 'ELOOP')}.`, 'broken_link', { path: abs })
-            : fromLocalError(target, 'upload', abs);
-          leaveOut({ rel: childRel, folder: false, error });
+          leaveOut({ rel: childRel, folder: false, error: localLinkToNowhere(abs, to, target) ?? fromLocalError(target, 'upload', abs) });
         } else if (target.isDirectory()) leaveOut({ rel: childRel, folder: true, error: linkToFolderError(e.name, to, abs, 'upload') });
         else if (!target.isFile()) leaveOut({ rel: childRel, folder: false, error: specialFileError(e.name, target.mode, abs, to) });
         else {

@@ -1,20 +1,19 @@
 import type { Connection } from '@common/contract/connections.js';
 import type { HostKeyEntry } from '@common/contract/hostkeys.js';
-import { hostToDial, sshHostKeyHost } from '@common/host-address.js';
+import { hostKeyHost } from '@common/host-address.js';
 import { knownHostsName } from './hashed-query.js';
 
 /**
  * The saved connections a trusted key serves: a person thinks "web01", not "10.0.0.5:22". A
  * connection uses the key of its own kind trusted for its host and port, its host as it is dialled
  * (the host looks keys up so: an IPv6 address without brackets), or a hashed known_hosts entry that
- * stands for that host and port. An SSH host is the same server in any case ("Web01" uses the key of
- * "web01"), as the host looks SSH keys up.
+ * stands for that host and port. A host is the same server in any case ("Web01" uses the key of
+ * "web01", "Desk01" the certificate of "desk01"), as the host looks keys up (hostKeyHost).
  */
 
 /** Where a key is trusted, as a connection reaches it (an id, not for display). */
 export function serverAt(kind: HostKeyEntry['kind'], host: string, port: number): string {
-  const dialled = hostToDial(host);
-  return `${kind} ${kind === 'ssh' ? sshHostKeyHost(dialled) : dialled} ${port}`;
+  return `${kind} ${hostKeyHost(host)} ${port}`;
 }
 
 /** The names of the saved connections by the server (serverAt) they connect to, sorted. */
@@ -45,7 +44,7 @@ export async function connectionNamesOfHashed(
   for (const c of connections) {
     if (c.kind !== 'ssh') continue;
     // Lowercased, as OpenSSH hashes a name: connections to "Web01" and "web01" share one name to ask about.
-    const name = knownHostsName(sshHostKeyHost(hostToDial(c.host)), c.port);
+    const name = knownHostsName(hostKeyHost(c.host), c.port);
     byName.set(name, [...(byName.get(name) ?? []), c.name]);
   }
   const names = [...byName.keys()];

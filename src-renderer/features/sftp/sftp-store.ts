@@ -1,6 +1,6 @@
 import { defineStore } from 'pinia';
 import { computed, ref } from 'vue';
-import type { TransferProgress } from '@common/contract/sftp.js';
+import type { LeftOutItem, TransferProgress } from '@common/contract/sftp.js';
 import { toast } from '../../composables/dialogs.js';
 import { asWraithError } from '../../composables/errors.js';
 import { useSessionsStore } from '../../stores/sessions.js';
@@ -33,6 +33,8 @@ export interface TransferRow {
   unseen: boolean;
   /** What the host wants the user to know about a transfer that went through (sftp TransferProgress.notice). */
   notice: string | null;
+  /** All a folder transfer left out, with why (the notice names the first few): TransferProgress.leftOut. */
+  leftOut: LeftOutItem[];
   /** Whether this page can start the transfer again (it started it, and kept what it needs). */
   retryable: boolean;
   /**
@@ -123,7 +125,7 @@ export const useSftpStore = defineStore('sftp', () => {
   }
 
   function add(
-    t: Omit<TransferRow, 'bytesPerSecond' | 'etaSeconds' | 'filesDone' | 'filesTotal' | 'error' | 'errorCode' | 'unseen' | 'notice' | 'state' | 'retryable' | 'batch' | 'madeFolders'> &
+    t: Omit<TransferRow, 'bytesPerSecond' | 'etaSeconds' | 'filesDone' | 'filesTotal' | 'error' | 'errorCode' | 'unseen' | 'notice' | 'leftOut' | 'state' | 'retryable' | 'batch' | 'madeFolders'> &
       Partial<TransferRow>,
   ): TransferRow {
     const existing = row(t.id);
@@ -140,6 +142,7 @@ export const useSftpStore = defineStore('sftp', () => {
       errorCode: null,
       unseen: false,
       notice: null,
+      leftOut: [],
       state: 'running',
       retryable: false,
       batch: false,
@@ -219,6 +222,8 @@ export const useSftpStore = defineStore('sftp', () => {
         const path = t.direction === 'upload' && t.localPath ? t.localPath : t.remotePath;
         named.name = path.replace(/[\\/]+$/, '').split(/[\\/]/).pop() || path;
         named.remotePath = t.remotePath;
+        // Events carry the left-out list only when it changes: it may have changed before this page heard of the transfer.
+        if (t.leftOut && !named.leftOut.length) named.leftOut = t.leftOut;
       })
       .catch(() => undefined); // the link went down: the row stays unnamed, its figures still right
     return r;
@@ -249,6 +254,7 @@ export const useSftpStore = defineStore('sftp', () => {
       error: p.error?.message ?? r.error,
       errorCode: p.error?.code ?? r.errorCode,
       notice: p.notice ?? r.notice,
+      leftOut: p.leftOut ?? r.leftOut,
     });
     if (was === 'running' && r.state !== 'running') ended(r);
   }
