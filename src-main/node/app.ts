@@ -31,8 +31,11 @@ export interface AppOptions {
   osKeyWrapper?: OsKeyWrapper | null;
   /** The desktop's native save dialog (Electron's); sftp.saveAs needs it. */
   chooseSavePath?: SavePathChooser | null;
-  /** Tuning for terminals (tests, benchmarks): flow-control watermarks, login prompt timeout. */
-  terminal?: { flow?: Partial<FlowControlOptions>; promptTimeoutMs?: number };
+  /**
+   * Tuning for terminals (tests, benchmarks): flow-control watermarks, login prompt timeout, how
+   * long a local shell panel's shell waits for its window to claim it again (PANEL_CLAIM_GRACE_MS).
+   */
+  terminal?: { flow?: Partial<FlowControlOptions>; promptTimeoutMs?: number; panelGraceMs?: number | undefined };
 }
 
 /**
@@ -107,7 +110,7 @@ export class App {
       // … and those a lost connection kept go as soon as a session to that server is up again.
       connected: (sessionId) => void this.sftp.sessionConnected(sessionId),
     });
-    this.pty = new PtyService(terminalDeps);
+    this.pty = new PtyService({ ...terminalDeps, panelGraceMs: options.terminal?.panelGraceMs });
     this.rdp.openTunnel = (via, host, port, forConnection, opts) => this.ssh.openTunnel(via, host, port, forConnection, opts);
     this.registerTerminals();
     this.registerSftp();

@@ -19,7 +19,8 @@ export interface ContractConnection {
  * for a client that went away (Ctrl+C on `wraith call`, a closed window) is stopped rather than
  * left running on the server until its timeout, with nobody left to read its answer. A
  * `{t:'cancel', id}` aborts the signal of that one call (a tab closed while its SSH open was still
- * connecting), and leaves the client's other calls running.
+ * connecting), and leaves the client's other calls running. Every call also gets the connection's
+ * own signal (`connectionSignal`), for what outlives the call but not the client.
  */
 export function openConnection(
   app: App,
@@ -32,7 +33,7 @@ export function openConnection(
   const gone = new AbortController();
   // Every call of the connection listens on this one signal, as many at once as the client sends.
   setMaxListeners(0, gone.signal);
-  const ctx: CallContext = { clientId, origin, signal: gone.signal };
+  const ctx: CallContext = { clientId, origin, signal: gone.signal, connectionSignal: gone.signal };
   /** The calls still running, by id, each with the controller its own signal comes from. */
   const running = new Map<number, AbortController>();
   const unsubscribe = app.bus.subscribe((name, payload) => {

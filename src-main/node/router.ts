@@ -17,6 +17,12 @@ export interface CallContext {
   readonly clientId: string;
   readonly origin: 'ui' | 'cli' | 'ai' | 'mcp' | 'test';
   readonly signal?: AbortSignal;
+  /**
+   * Aborted when the caller's connection closes (a window closed or reloaded, `wraith call` done).
+   * Unlike `signal`, which ends with the call, it lasts as long as the caller: what a call leaves
+   * in the caller's keeping (a window's local shell panel) learns from it when the caller is gone.
+   */
+  readonly connectionSignal?: AbortSignal;
 }
 
 export type Handler<M extends MethodName> = (

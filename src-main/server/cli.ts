@@ -133,6 +133,21 @@ async function connect(values: { url?: string; token?: string; 'data-dir'?: stri
   return connectWebSocket(runtime.url, runtime.token);
 }
 
+/**
+ * WRAITH_PANEL_GRACE_MS, for tests: how long a local shell panel's shell waits for its window to
+ * claim it again (PANEL_CLAIM_GRACE_MS when unset), so a test of a window closed for good need not
+ * wait the whole default.
+ */
+function panelGraceFromEnv(env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env.WRAITH_PANEL_GRACE_MS;
+  if (raw === undefined || raw === '') return undefined;
+  const ms = Number(raw);
+  if (!Number.isInteger(ms) || ms < 0 || ms > 3_600_000) {
+    throw new WraithError('EBADARGS', `WRAITH_PANEL_GRACE_MS must be a whole number of milliseconds from 0 to 3600000; got "${raw}".`);
+  }
+  return ms;
+}
+
 async function serve(values: { port?: string; host?: string; origin?: string[]; 'data-dir'?: string }): Promise<void> {
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new WraithError('EBADARGS', `--port: "${values.port}" is not a port number.`);
@@ -148,7 +163,7 @@ async function serve(values: { port?: string; host?: string; origin?: string[]; 
       `A Wraith host is already running on the data folder ${dataDir} (pid ${running.pid}, ${running.url}). Stop it first, or start this one with another --data-dir.`,
     );
   }
-  const app = new App({ dataDir, host: 'server' });
+  const app = new App({ dataDir, host: 'server', terminal: { panelGraceMs: panelGraceFromEnv(process.env) } });
   const server = await startServer({ app, host, port, origins, staticDir: join(packageRoot(), 'dist', 'renderer') });
   let stopping = false;
   const stop = async () => {

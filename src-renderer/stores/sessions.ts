@@ -1,6 +1,6 @@
 import { defineStore } from 'pinia';
 import { computed, reactive, ref, watch, watchEffect } from 'vue';
-import { CredentialNeed, type EventPayload, type OneTimeCredential, type Output } from '@common/contract/index.js';
+import { CredentialNeed, type EventPayload, type OneTimeCredential, type Output, TAB_PROMPT_TAG_PREFIX } from '@common/contract/index.js';
 import type { SessionInfo, SessionOpener } from '@common/contract/sessions.js';
 import { WraithError } from '@common/errors.js';
 import { toast } from '../composables/dialogs.js';
@@ -108,12 +108,21 @@ export function promptAsker(p: SshPrompt): string {
 }
 
 /**
- * A fresh tag for one connect's login prompts (ssh.open's `promptTag`): random, so no other
+ * A fresh tag for one connect of a tab's login prompts (ssh.open's `promptTag`): marked as a tab's
+ * (TAB_PROMPT_TAG_PREFIX), so other windows leave its prompts to this one, and random, so no other
  * window's connect has it. getRandomValues, not randomUUID: a page served over plain HTTP to
  * another machine (`--host 0.0.0.0`) is not a secure context, and has no randomUUID.
  */
 function newPromptTag(): string {
-  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+  return TAB_PROMPT_TAG_PREFIX + Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/**
+ * Whether a tab asks the prompt in place: this window's tab that waits for it, or another
+ * window's. Nobody's tab asks one without a tag or with a tag of another shape (the CLI's, the XO's).
+ */
+function askedInATab(p: SshPrompt): boolean {
+  return p.promptTag?.startsWith(TAB_PROMPT_TAG_PREFIX) ?? false;
 }
 
 let nextKey = 1;
@@ -214,17 +223,18 @@ export const useSessionsStore = defineStore('sessions', () => {
    * The connects of this window's tabs under way (ssh.open, ssh.reconnect, and rdp.open,
    * rdp.reconnect for the jump hosts on the way): their prompt tag and the tab that asked. A login
    * prompt of one is asked in that tab, where closing the tab gives the connect up; one of a tab
-   * closed meanwhile is shown nowhere (the host withdraws it). Every other prompt (a connect the
-   * XO, the CLI or another window started) is asked over the whole window. Kept until the connect answers: the host withdraws its
-   * prompts before that.
+   * closed meanwhile is shown nowhere (the host withdraws it), nor is one of another window's tab,
+   * which that window asks (closing it gives its connects up: their prompts are withdrawn too).
+   * A prompt no tab asks (a connect the XO or the CLI started) is asked over the whole window.
+   * Kept until the connect answers: the host withdraws its prompts before that.
    */
   const loginTags = reactive(new Map<string, string>());
   /** The prompt the tab's connect waits on, if any. */
   function promptOf(key: string): SshPrompt | null {
     return prompts.value.find((p) => p.promptTag !== undefined && loginTags.get(p.promptTag) === key) ?? null;
   }
-  /** The first prompt no tab of this window is waiting for: asked over the window. */
-  const windowPrompt = computed(() => prompts.value.find((p) => p.promptTag === undefined || !loginTags.has(p.promptTag)) ?? null);
+  /** The first prompt no tab, of this window or another, is waiting for: asked over the window. */
+  const windowPrompt = computed(() => prompts.value.find((p) => !askedInATab(p)) ?? null);
   /** Runs one connect of a tab with a prompt tag of its own, which its login prompts carry. */
   async function tagged<T>(key: string, connect: (promptTag: string) => Promise<T>): Promise<T> {
     const promptTag = newPromptTag();
@@ -303,7 +313,7 @@ export const useSessionsStore = defineStore('sessions', () => {
   }
 
   function applyInfo(info: SessionInfo): void {
-    const heardOf = info.id in infos.value;
+    const before = infos.value[info.id];
     if (info.state === 'closed') {
       const { [info.id]: _gone, ...rest } = infos.value;
       infos.value = rest;
@@ -312,7 +322,14 @@ export const useSessionsStore = defineStore('sessions', () => {
     }
     const tab = bySession(info.id);
     if (!tab) {
-      if (!heardOf) openedElsewhere(info);
+      if (!before) openedElsewhere(info);
+      // Another window's panel shell that no window claimed since that window went (closed for
+      // good): every window's now, a tab here as a load would show it.
+      else if (before.panel && !info.panel && loaded) showSession(info);
+      return;
+    }
+    if (info.panel && tab !== panelShell.value) {
+      panelTookBack(tab);
       return;
     }
     if (info.state === 'open') {
@@ -346,9 +363,24 @@ export const useSessionsStore = defineStore('sessions', () => {
   function openedElsewhere(info: SessionInfo): void {
     // Before the first load its list has them all; after a reload, load() shows them.
     if (!loaded || (info.state !== 'open' && info.state !== 'connecting')) return;
+    // A window's local shell panel (this one's own as it starts, or another's): that window's only.
+    if (info.panel) return;
     const surelyNotMine = info.openedBy !== undefined && info.openedBy !== 'ui';
     if (opensOut > 0 && !surelyNotMine) undecided.add(info.id);
     else showSession(info);
+  }
+
+  /**
+   * A shell this window shows as a tab went back into a window's local shell panel (that window
+   * claimed it, after it had become everyone's tab). The tab goes, its session left running: the
+   * panel shows it now, and a tab here would end the shell under that panel when closed. The
+   * window's reload would not show it either.
+   */
+  function panelTookBack(tab: SessionTab): void {
+    const index = tabs.value.indexOf(tab);
+    if (index < 0) return;
+    removeTab(index);
+    toast(`${tabLabel(tab)} went back to the local shell panel of the window it was started in.`);
   }
 
   /**
@@ -411,7 +443,10 @@ export const useSessionsStore = defineStore('sessions', () => {
     prompts.value = prompts.value.filter((p) => p.promptId !== promptId);
   });
 
-  /** Loads the host's sessions; running terminals this page does not show yet become tabs. */
+  /**
+   * Loads the host's sessions; running terminals this page does not show yet become tabs, except
+   * the local shell panels' (this window's own goes back in its panel; other windows' are theirs).
+   */
   async function load(): Promise<void> {
     const list = await host.call('sessions.list');
     infos.value = Object.fromEntries(list.map((s) => [s.id, s]));
@@ -433,11 +468,29 @@ export const useSessionsStore = defineStore('sessions', () => {
       if (s.kind === 'pty' && s.id === panelId && s.state !== 'closed' && !bySession(s.id)) {
         panelShell.value = newTab('pty', s.title, { sessionId: s.id, shell: s.shell ?? null, reattach: true, phase: 'open', ...(s.openedBy ? { openedBy: s.openedBy } : {}) });
         applyInfo(s);
-      } else {
+      } else if (!s.panel) {
         showSession(s, titles.get(s.id));
       }
     }
     loaded = true;
+    await claimPanelShell();
+  }
+
+  /**
+   * Tells the host this window's panel shows its shell (pty.panel), after a reload or a reconnect:
+   * the host keeps a window's panel shell for a while after its connection went, for this, and
+   * makes it every window's tab if no window claims it. One that has become a tab meanwhile comes
+   * back into the panel (other windows drop their tab of it). One gone meanwhile: its tab says so.
+   */
+  async function claimPanelShell(): Promise<void> {
+    const sessionId = panelShell.value?.sessionId;
+    if (!sessionId || !infos.value[sessionId]) return;
+    try {
+      await host.call('pty.panel', { sessionId });
+    } catch (err) {
+      const code = asWraithError(err).code;
+      if (code !== 'ENOTFOUND' && code !== 'ESESSIONCLOSED') throw err;
+    }
   }
 
   /**
@@ -570,7 +623,9 @@ export const useSessionsStore = defineStore('sessions', () => {
         // A tab that does not know its shell (re-attached from a host that did not say) takes the default one.
         tab.shell ??= await defaultShell();
         const shell = tab.shell;
-        const r = await opening(() => host.call('pty.spawn', { shell, cols, rows }));
+        // The panel's shell is this window's own: other windows show no tab of it.
+        const panel = panelShell.value?.key === key;
+        const r = await opening(() => host.call('pty.spawn', { shell, cols, rows, ...(panel ? { panel } : {}) }));
         if (await closedMeanwhile(key, r.sessionId)) return;
         tab.sessionId = r.sessionId;
       }
@@ -818,14 +873,20 @@ export const useSessionsStore = defineStore('sessions', () => {
     }
   }
 
+  /** Takes the tab at `index` off the strip (its neighbour comes forward in its place); its session is left as it is. */
+  function removeTab(index: number): void {
+    const [tab] = tabs.value.splice(index, 1);
+    if (!tab) return;
+    typedSecrets.delete(tab.key);
+    openCancels.get(tab.key)?.abort();
+    if (activeKey.value === tab.key) activeKey.value = (tabs.value[index] ?? tabs.value[index - 1])?.key ?? null;
+  }
+
   async function close(key: string): Promise<void> {
     const index = tabs.value.findIndex((t) => t.key === key);
     const tab = tabs.value[index];
     if (!tab) return;
-    typedSecrets.delete(key);
-    openCancels.get(key)?.abort();
-    tabs.value.splice(index, 1);
-    if (activeKey.value === key) activeKey.value = (tabs.value[index] ?? tabs.value[index - 1])?.key ?? null;
+    removeTab(index);
     if (tab.sessionId && tab.phase !== 'ended') {
       await host.call('sessions.close', { sessionId: tab.sessionId }).catch(() => undefined);
     }

@@ -330,3 +330,68 @@ describe('a login given up', () => {
     }
   });
 });
+
+describe('several windows', () => {
+  it("another window's tab's login prompt is asked in that tab only, never over this window, and withdrawn when that window closes; the CLI's is asked in both", async () => {
+    const cli = await connectWebSocket(server.url, server.token);
+    cli.subscribe(['ssh.prompt']);
+    const asked: EventPayload<'ssh.prompt'>[] = [];
+    const withdrawn: string[] = [];
+    cli.on('ssh.prompt', (p) => asked.push(p));
+    cli.on('ssh.prompt_closed', (p) => withdrawn.push(p.promptId));
+    const other = await browser.context.newPage();
+    try {
+      await cli.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: sshd.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
+      const tabs = await askingConnection(cli, sshd, 'asked-in-other-tab');
+      const cliOnly = await askingConnection(cli, sshd, 'asked-by-cli');
+      await other.goto(server.url);
+      await other.getByText('Host: connected').waitFor();
+      const before = sshd.heldConnections();
+
+      // The other window's tab connects and asks its login in place.
+      await other.getByRole('treeitem', { name: /^asked-in-other-tab, SSH/ }).dblclick();
+      await other.locator('.tab-panel:visible').getByRole('alertdialog', { name: /^Login to asked-in-other-tab/ }).waitFor({ timeout: 20_000 });
+      const tabPrompt = asked.find((p) => p.connectionId === tabs.id);
+      if (!tabPrompt) throw new Error('no ssh.prompt for asked-in-other-tab');
+      expect(tabPrompt.promptTag).toBeDefined();
+
+      // A login the CLI starts next: this window hears it after the tab's, and asks it (and only
+      // it) over the window, as the other window does beside its tab's card.
+      const opening = failure(cli.call('ssh.open', { connectionId: cliOnly.id }));
+      for (const win of [page, other]) {
+        const dialog = win.getByRole('dialog', { name: /^Login to / });
+        await dialog.waitFor({ timeout: 20_000 });
+        expect(await dialog.getByRole('heading', { name: /^Login to / }).innerText()).toBe(`Login to asked-by-cli (${sshd.host})`);
+      }
+      expect(await anyLoginCard().count()).toBe(0);
+      // The CLI goes: its login is given up, and its dialog leaves both windows; nothing takes its place here.
+      cli.close();
+      await opening;
+      await other.getByRole('dialog', { name: /^Login to / }).waitFor({ state: 'detached', timeout: 10_000 });
+      await loginDialog().waitFor({ state: 'detached', timeout: 10_000 });
+      expect(await loginDialog().count()).toBe(0);
+      expect(withdrawn).not.toContain(tabPrompt.promptId);
+      expect(await other.locator('.tab-panel:visible').getByRole('alertdialog', { name: /^Login to asked-in-other-tab/ }).count()).toBe(1);
+
+      // The window whose tab asks closes: its connect is given up, the prompt withdrawn, and the
+      // login's connection to the server ends; this window showed it at no point.
+      const watcher = await connectWebSocket(server.url, server.token);
+      try {
+        watcher.subscribe(['ssh.prompt']);
+        const gone: string[] = [];
+        watcher.on('ssh.prompt_closed', (p) => gone.push(p.promptId));
+        await other.close();
+        await until('the prompt withdrawn', () => gone.includes(tabPrompt.promptId), 10_000);
+        await until('the login connection closed on the server', () => sshd.heldConnections() === before, 20_000);
+        expect((await watcher.call('sessions.list')).some((s) => s.connectionId === tabs.id)).toBe(false);
+      } finally {
+        watcher.close();
+      }
+      expect(await loginDialog().count()).toBe(0);
+      expect(await anyLoginCard().count()).toBe(0);
+    } finally {
+      cli.close();
+      if (!other.isClosed()) await other.close();
+    }
+  });
+});

@@ -3,7 +3,9 @@
  * a shell the `wraith` command (a WebSocket client without an Origin, as the CLI is) or another
  * window starts comes as a tab at once, without taking the keys from the tab being typed in, and
  * one closed elsewhere stays as an ended tab. Kill of a shell that ignores the hang-up says
- * "Stopping…" until it is gone; a local tab reads the title or folder its shell reports.
+ * "Stopping…" until it is gone; a local tab reads the title or folder its shell reports. A
+ * window's local shell panel stays its own while it is there (a reload included), and becomes a
+ * tab everywhere a while after that window closed for good.
  * The tests run in order, each on the tabs the one before left.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,9 +24,14 @@ let page: Page;
 let cli: ContractClient;
 /** The local shell tab the first test opens in this window; it stays open for the tests after it. */
 let mine = '';
+/**
+ * How long the host keeps a panel's shell for a window that went, here: a reload is back well
+ * within it, and a window closed for good is waited for less than the 20 s a person's host waits.
+ */
+const PANEL_GRACE_MS = 5000;
 
 beforeAll(async () => {
-  server = await startWraithServer();
+  server = await startWraithServer({ env: { WRAITH_PANEL_GRACE_MS: String(PANEL_GRACE_MS) } });
   cli = await connectWebSocket(server.url, server.token);
   browser = await openApp(server.openUrl);
   page = browser.page;
@@ -50,6 +57,44 @@ async function lines(sessionId: string, on: Page = page): Promise<string[]> {
 
 async function waitForLine(sessionId: string, line: string, on: Page = page): Promise<void> {
   await expect.poll(() => lines(sessionId, on), { timeout: 15_000 }).toContain(line);
+}
+
+/** Another window of the app, connected. */
+async function newWindow(): Promise<Page> {
+  const win = await browser.context.newPage();
+  await win.goto(server.url);
+  await win.getByText('Host: connected').waitFor();
+  return win;
+}
+
+/** Launches a shell in the local shell panel of `win` and sees `echo <word>-$((4*4))` run in it; its session id. */
+async function panelShellOf(win: Page, word: string): Promise<string> {
+  const region = win.getByRole('region', { name: 'Local shell' });
+  await win.keyboard.press('Control+Shift+G');
+  await region.getByRole('button', { name: /^Launch/ }).last().click();
+  const id = await sessionIn(region);
+  await region.locator('.xterm').click();
+  await win.keyboard.type(`echo ${word}-$((4*4))\n`);
+  await waitForLine(id, `${word}-16`, win);
+  return id;
+}
+
+/**
+ * A panel shell whose connection goes at once, as a window closed for good: once this window
+ * shows it as a tab, a whole grace has passed since the call. Nothing else here orders a test in time.
+ */
+async function graceClock(): Promise<string> {
+  const clock = await connectWebSocket(server.url, server.token);
+  try {
+    return (await clock.call('pty.spawn', { shell: 'bash', cols: 80, rows: 24, panel: true })).sessionId;
+  } finally {
+    clock.close();
+  }
+}
+
+/** Which tab panel the tab in front shows (null: no tab). */
+function frontTab(): Promise<string | null> {
+  return page.evaluate(() => document.querySelector('[role="tab"][aria-selected="true"]')?.getAttribute('aria-controls') ?? null);
 }
 
 /** Whether the keys are in the terminal of `scope`. */
@@ -137,6 +182,136 @@ describe('sessions opened elsewhere', () => {
       expect(await (await tabOf(id)).getAttribute('class')).toContain('ended');
       await (await tabOf(id)).locator('.tab-close').click();
       await expect.poll(() => tabs().count()).toBe(before);
+    } finally {
+      await other.close();
+    }
+  });
+  it("another window's local shell panel stays that window's: no tab of it here, as it starts nor after a reload; the CLI's shell still comes as a tab", async () => {
+    const other = await browser.context.newPage();
+    try {
+      await other.goto(server.url);
+      await other.getByText('Host: connected').waitFor();
+      const before = await tabs().count();
+      const otherPanel = other.getByRole('region', { name: 'Local shell' });
+      await other.keyboard.press('Control+Shift+G');
+      await otherPanel.getByRole('button', { name: /^Launch/ }).last().click();
+      const id = await sessionIn(otherPanel);
+      await otherPanel.locator('.xterm').click();
+      await other.keyboard.type('echo panel-there-$((8*8))\n');
+      await waitForLine(id, 'panel-there-64', other);
+
+      // A shell the command starts after it: this window hears of it after the panel's shell,
+      // and makes a tab of it, and of it only.
+      const { sessionId: fromCli } = await cli.call('pty.spawn', { shell: 'bash', cols: 80, rows: 24 });
+      await expect.poll(() => page.locator(`.terminal-pane[data-session-id="${fromCli}"]`).count(), { timeout: 10_000 }).toBe(1);
+      expect(await page.locator(`.terminal-pane[data-session-id="${id}"]`).count()).toBe(0);
+      expect(await tabs().count()).toBe(before + 1);
+      // Nor as the other window shows it: in its panel, not as a tab of its own.
+      await expect.poll(() => other.locator(`.terminal-pane[data-session-id="${fromCli}"]`).count(), { timeout: 10_000 }).toBe(1);
+      expect(await other.locator(`.tab-panel .terminal-pane[data-session-id="${id}"]`).count()).toBe(0);
+
+      // A reload here re-attaches the running sessions, the other window's panel shell not among them.
+      await page.reload();
+      await page.getByText('Host: connected').waitFor();
+      await expect.poll(() => page.locator(`.terminal-pane[data-session-id="${fromCli}"]`).count(), { timeout: 10_000 }).toBe(1);
+      expect(await page.locator(`.terminal-pane[data-session-id="${id}"]`).count()).toBe(0);
+      expect(await tabs().count()).toBe(before + 1);
+
+      // The other window's panel keeps its shell, running, its own reload included.
+      await other.reload();
+      await other.getByText('Host: connected').waitFor();
+      await other.keyboard.press('Control+Shift+G');
+      expect(await sessionIn(otherPanel)).toBe(id);
+      expect(await other.locator(`.tab-panel .terminal-pane[data-session-id="${id}"]`).count()).toBe(0);
+      await otherPanel.locator('.xterm').click();
+      await other.keyboard.type('echo still-there-$((9*9))\n');
+      await waitForLine(id, 'still-there-81', other);
+
+      await cli.call('sessions.close', { sessionId: fromCli });
+      await (await tabOf(fromCli)).locator('.tab-close').click();
+      await expect.poll(() => tabs().count()).toBe(before);
+      await cli.call('sessions.close', { sessionId: id });
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("a window closed for good with its panel shell running: a while later the shell is a tab here, in the back, running; a window opened then shows it too; that window reopened takes it back into its panel, and the tabs go", async () => {
+    const other = await newWindow();
+    const windows = [other];
+    let id = '';
+    try {
+      id = await panelShellOf(other, 'left-behind');
+      expect(await page.locator(`.terminal-pane[data-session-id="${id}"]`).count()).toBe(0);
+      const front = await frontTab();
+
+      await other.close();
+      const pane = page.locator(`.terminal-pane[data-session-id="${id}"]`);
+      await expect.poll(() => pane.count(), { timeout: PANEL_GRACE_MS + 15_000 }).toBe(1);
+      expect(await pane.getAttribute('data-phase')).toBe('open');
+      // In the back: the tab in front (the tests before left one) stays there.
+      if (front !== null) expect(await frontTab()).toBe(front);
+      // Taken over: its output is there, and typing reaches the shell.
+      await (await tabOf(id)).click();
+      await waitForLine(id, 'left-behind-16');
+      await page.locator('.tab-panel:visible .xterm').click();
+      await page.keyboard.type('echo taken-over-$((5*5))\n');
+      await waitForLine(id, 'taken-over-25');
+
+      // A window opened now shows it as a tab, as it loads.
+      const third = await newWindow();
+      windows.push(third);
+      await expect.poll(() => third.locator(`.tab-panel .terminal-pane[data-session-id="${id}"]`).count(), { timeout: 10_000 }).toBe(1);
+
+      // The closed window reopened (the browser gives a reopened tab its sessionStorage back): its
+      // panel takes the shell back, and the other windows' tabs of it go, the shell running on.
+      const reopened = await browser.context.newPage();
+      windows.push(reopened);
+      await reopened.addInitScript((sessionId) => sessionStorage.setItem('wraith.panelSession', sessionId), id);
+      await reopened.goto(server.url);
+      await reopened.getByText('Host: connected').waitFor();
+      const reopenedPanel = reopened.getByRole('region', { name: 'Local shell' });
+      await reopened.keyboard.press('Control+Shift+G');
+      expect(await sessionIn(reopenedPanel)).toBe(id);
+      await expect.poll(() => pane.count(), { timeout: 10_000 }).toBe(0);
+      await expect.poll(() => third.locator(`.terminal-pane[data-session-id="${id}"]`).count(), { timeout: 10_000 }).toBe(0);
+      await page.getByText(/went back to the local shell panel of the window it was started in/).first().waitFor();
+      expect(await reopened.locator(`.tab-panel .terminal-pane[data-session-id="${id}"]`).count()).toBe(0);
+      expect((await cli.call('sessions.list')).find((s) => s.id === id)).toMatchObject({ state: 'open', panel: true });
+      await waitForLine(id, 'taken-over-25', reopened);
+      await reopenedPanel.locator('.xterm').click();
+      await reopened.keyboard.type('echo back-home-$((3*3))\n');
+      await waitForLine(id, 'back-home-9', reopened);
+    } finally {
+      if (id) await cli.call('sessions.close', { sessionId: id }).catch(() => undefined);
+      for (const win of windows) if (!win.isClosed()) await win.close();
+    }
+  });
+
+  it("a reloaded window keeps its panel shell: once the grace its old connection started is over, still no tab of it here", async () => {
+    const other = await newWindow();
+    try {
+      const id = await panelShellOf(other, 'reloaded');
+      await other.reload();
+      await other.getByText('Host: connected').waitFor();
+      const otherPanel = other.getByRole('region', { name: 'Local shell' });
+      await other.keyboard.press('Control+Shift+G');
+      expect(await sessionIn(otherPanel)).toBe(id);
+
+      // A grace later (the clock's shell, let go, comes here as a tab) the reloaded window's is still its panel's.
+      const clock = await graceClock();
+      await expect.poll(() => page.locator(`.terminal-pane[data-session-id="${clock}"]`).count(), { timeout: PANEL_GRACE_MS + 15_000 }).toBe(1);
+      expect(await page.locator(`.terminal-pane[data-session-id="${id}"]`).count()).toBe(0);
+      expect(await other.locator(`.tab-panel .terminal-pane[data-session-id="${id}"]`).count()).toBe(0);
+      expect((await cli.call('sessions.list')).find((s) => s.id === id)?.panel).toBe(true);
+      await otherPanel.locator('.xterm').click();
+      await other.keyboard.type('echo kept-$((7*6))\n');
+      await waitForLine(id, 'kept-42', other);
+
+      const before = await tabs().count();
+      await (await tabOf(clock)).locator('.tab-close').click();
+      await expect.poll(() => tabs().count()).toBe(before - 1);
+      await cli.call('sessions.close', { sessionId: id });
     } finally {
       await other.close();
     }

@@ -16,9 +16,15 @@ let app: App;
 let client: ContractClient;
 let dataDir: string;
 
+/**
+ * How long a panel's shell waits here for a window to claim it (PANEL_CLAIM_GRACE_MS in use):
+ * long enough for a claim the next line makes, short enough to wait out in a test.
+ */
+const PANEL_GRACE_MS = 1500;
+
 beforeAll(() => {
   dataDir = mkdtempSync(join(tmpdir(), 'wraith-pty-'));
-  app = new App({ dataDir, host: 'in-process' });
+  app = new App({ dataDir, host: 'in-process', terminal: { panelGraceMs: PANEL_GRACE_MS } });
   client = connectInProcess(app);
   client.subscribe(['']);
 });
@@ -323,4 +329,160 @@ test('a session says who opened it: the caller of pty.spawn (here a test, then t
     off();
     xo.close();
   }
+});
+
+test("a shell spawned for a window's local shell panel says so, in the list and the event that announces it, after a relaunch too; one for a tab does not", async () => {
+  const seen: EventPayload<'session.changed'>[] = [];
+  const off = client.on('session.changed', (e) => seen.push(e));
+  try {
+    const panel = (await client.call('pty.spawn', { shell: 'bash', cols: 80, rows: 24, panel: true })).sessionId;
+    const tab = (await client.call('pty.spawn', { shell: 'bash', cols: 80, rows: 24 })).sessionId;
+    const list = await client.call('sessions.list');
+    expect(list.find((s) => s.id === panel)?.panel).toBe(true);
+    expect(list.find((s) => s.id === tab)?.panel).toBeUndefined();
+    await until('both announced', () => seen.some((e) => e.id === panel) && seen.some((e) => e.id === tab));
+    expect(seen.find((e) => e.id === panel)).toMatchObject({ state: 'open', panel: true });
+    expect(seen.find((e) => e.id === tab)?.panel).toBeUndefined();
+
+    // Its shell exits and is relaunched: still the panel's.
+    await client.call('terminal.write', { sessionId: panel, data: 'exit\n' });
+    await until('the panel shell exited', async () => (await client.call('sessions.list')).find((s) => s.id === panel)?.state === 'disconnected');
+    await client.call('pty.relaunch', { sessionId: panel });
+    expect((await client.call('sessions.list')).find((s) => s.id === panel)).toMatchObject({ state: 'open', panel: true });
+    await client.call('sessions.close', { sessionId: panel });
+    await client.call('sessions.close', { sessionId: tab });
+  } finally {
+    off();
+  }
+});
+
+/** A session.changed that says the shell, still there, is no panel's (a tab in every window). */
+function letGo(seen: EventPayload<'session.changed'>[], id: string): EventPayload<'session.changed'> | undefined {
+  return seen.find((e) => e.id === id && e.state !== 'closed' && e.panel === undefined);
+}
+
+/**
+ * A panel shell whose connection closes at once: when it is let go, a whole grace has passed
+ * since this was called. Nothing else orders the tests below in time.
+ */
+async function graceClock(): Promise<string> {
+  const clock = connectInProcess(app);
+  const { sessionId } = await clock.call('pty.spawn', { shell: 'bash', cols: 80, rows: 24, panel: true });
+  clock.close();
+  return sessionId;
+}
+
+test("a panel's shell stays its window's while that window's connection lasts; the window gone, unclaimed for the grace, it is no panel's, running on, announced and listed so", async () => {
+  const win = connectInProcess(app);
+  const seen: EventPayload<'session.changed'>[] = [];
+  const off = client.on('session.changed', (e) => seen.push(e));
+  const opened: string[] = [];
+  try {
+    const shell = (await win.call('pty.spawn', { shell: 'bash', cols: 80, rows: 24, panel: true })).sessionId;
+    opened.push(shell);
+    const clock = await graceClock();
+    opened.push(clock);
+    await until('the clock shell let go', () => letGo(seen, clock));
+    // A grace since the spawn, its window still there: still its panel's.
+    expect((await client.call('sessions.list')).find((s) => s.id === shell)?.panel).toBe(true);
+    expect(letGo(seen, shell)).toBeUndefined();
+
+    // The window goes (closed for good): after the grace, every window may show the shell as a tab.
+    win.close();
+    expect(await until("the window's shell let go", () => letGo(seen, shell))).toMatchObject({ kind: 'pty', state: 'open', openedBy: 'test' });
+    const listed = (await client.call('sessions.list')).find((s) => s.id === shell);
+    expect(listed).toMatchObject({ state: 'open' });
+    expect(listed?.panel).toBeUndefined();
+    // The shell runs on, as it was.
+    const since = await mark(shell);
+    await client.call('terminal.write', { sessionId: shell, data: 'echo still-$((6*7))\n' });
+    await waitForOutput(shell, /still-42/, since);
+  } finally {
+    off();
+    win.close();
+    for (const sessionId of opened) await client.call('sessions.close', { sessionId });
+  }
+});
+
+test("a window that claims a panel's shell (pty.panel) within the grace keeps it, until it goes too; one that claims it after takes it back into its panel", async () => {
+  const before = connectInProcess(app);
+  const reloaded = connectInProcess(app);
+  const later = connectInProcess(app);
+  const seen: EventPayload<'session.changed'>[] = [];
+  const off = client.on('session.changed', (e) => seen.push(e));
+  const opened: string[] = [];
+  try {
+    const shell = (await before.call('pty.spawn', { shell: 'bash', cols: 80, rows: 24, panel: true })).sessionId;
+    opened.push(shell);
+    // A reload: the page's connection goes, the new one claims the shell again.
+    before.close();
+    await reloaded.call('pty.panel', { sessionId: shell });
+    // Claimed once more by the same window (a reconnect): no harm.
+    await reloaded.call('pty.panel', { sessionId: shell });
+    const clock = await graceClock();
+    opened.push(clock);
+    await until('the clock shell let go', () => letGo(seen, clock));
+    // The grace the first connection's close started is over: the claim kept the shell the panel's.
+    expect(letGo(seen, shell)).toBeUndefined();
+    expect((await client.call('sessions.list')).find((s) => s.id === shell)?.panel).toBe(true);
+
+    reloaded.close();
+    await until("the shell let go once its claimer went", () => letGo(seen, shell));
+    // A window claims it after that (its link was down for longer): a panel's again, announced so.
+    const from = seen.length;
+    await later.call('pty.panel', { sessionId: shell });
+    expect(await until('the shell taken back', () => seen.slice(from).find((e) => e.id === shell))).toMatchObject({ state: 'open', panel: true });
+    expect((await client.call('sessions.list')).find((s) => s.id === shell)?.panel).toBe(true);
+  } finally {
+    off();
+    for (const c of [before, reloaded, later]) c.close();
+    for (const sessionId of opened) await client.call('sessions.close', { sessionId });
+  }
+});
+
+test("the command's panel: true shell, with no window to show it, becomes a tab after the grace", async () => {
+  const cli = connectInProcess(app);
+  const seen: EventPayload<'session.changed'>[] = [];
+  const off = client.on('session.changed', (e) => seen.push(e));
+  let shell = '';
+  try {
+    shell = (await cli.call('pty.spawn', { shell: 'bash', cols: 80, rows: 24, panel: true })).sessionId;
+    expect(seen.find((e) => e.id === shell)).toMatchObject({ panel: true });
+    // `wraith call` ends, and its connection with it.
+    cli.close();
+    expect(await until('the shell let go', () => letGo(seen, shell))).toMatchObject({ state: 'open' });
+  } finally {
+    off();
+    cli.close();
+    if (shell) await client.call('sessions.close', { sessionId: shell });
+  }
+});
+
+test('pty.panel refuses a session that is unknown, closing or closed, or a tab\'s shell, each with a code and a sentence', async () => {
+  const unknown = await failure(client.call('pty.panel', { sessionId: 'nope' }));
+  expect(unknown.code).toBe('ENOTFOUND');
+  expect(unknown.message).toBe('No terminal session with id nope; it may have been closed.');
+  expect((await failure(client.call('pty.panel', { sessionId: '' }))).code).toBe('EBADARGS');
+
+  const tab = (await client.call('pty.spawn', { shell: 'bash', cols: 80, rows: 24 })).sessionId;
+  try {
+    const refused = await failure(client.call('pty.panel', { sessionId: tab }));
+    expect(refused.code).toBe('EBADARGS');
+    expect(refused.message).toBe(`Session ${tab} is a local shell tab's, not started for a local shell panel (pty.spawn with panel: true).`);
+    // Still nobody's panel shell.
+    expect((await client.call('sessions.list')).find((s) => s.id === tab)?.panel).toBeUndefined();
+  } finally {
+    await client.call('sessions.close', { sessionId: tab });
+  }
+
+  // One being closed (its shell stays for the hang-up a while), then closed.
+  const panel = (await client.call('pty.spawn', { shell: 'bash', cols: 80, rows: 24, panel: true })).sessionId;
+  await client.call('terminal.write', { sessionId: panel, data: "trap '' HUP; echo armed\n" });
+  await waitForOutput(panel, /^armed/m);
+  const closing = client.call('sessions.close', { sessionId: panel });
+  const whileClosing = await failure(client.call('pty.panel', { sessionId: panel }));
+  expect(whileClosing.code).toBe('ESESSIONCLOSED');
+  expect(whileClosing.message).toBe('This local shell was closed; start a new one in the panel.');
+  await closing;
+  expect((await failure(client.call('pty.panel', { sessionId: panel }))).code).toBe('ENOTFOUND');
 });

@@ -245,6 +245,13 @@ describe('ssh.exec', () => {
     expect((await failure(client.call('ssh.exec', { sessionId: 'nope', command: 'true' }))).code).toBe('ENOTFOUND');
   });
 
+  test("an SSH session is no local shell: pty.panel refuses it (EBADARGS), and it stays nobody's panel shell", async () => {
+    const refused = await failure(client.call('pty.panel', { sessionId }));
+    expect(refused.code).toBe('EBADARGS');
+    expect(refused.message).toBe(`Session ${sessionId} is not a local shell.`);
+    expect((await client.call('sessions.list')).find((s) => s.id === sessionId)?.panel).toBeUndefined();
+  });
+
   test('a server that allows one session per connection: the shell works, and exec and SFTP say why they are refused', async () => {
     const strict = await startSshd({ maxSessions: 1 });
     try {

@@ -27,6 +27,13 @@ export const SessionInfo = z.object({
   shell: z.string().optional(),
   /** Who opened it (absent from hosts before it was kept). */
   openedBy: SessionOpener.optional(),
+  /**
+   * A window's local shell panel runs it (pty.spawn with panel): that window's own, which the
+   * other windows show no tab of (closing the tab there would end the shell under it). Cleared,
+   * and announced, when no window has kept it in its panel for a while (pty.panel): every
+   * window's tab from then on, until a window claims it again.
+   */
+  panel: z.boolean().optional(),
 });
 export type SessionInfo = z.infer<typeof SessionInfo>;
 

@@ -43,8 +43,18 @@ export type CredentialNeed = z.infer<typeof CredentialNeed>;
  * that connect asks carries it back. Every window hears every prompt; this is how the one whose
  * tab is connecting knows the prompt is that tab's, and asks it there instead of over the whole
  * window. Not a secret (every window sees it): a random one per connect keeps windows apart.
+ * A window's tag starts with TAB_PROMPT_TAG_PREFIX: see there.
  */
 export const PromptTag = z.string().min(1).max(128);
+
+/**
+ * How a window's tags start (then a random id): "a tab of some window asks this, in place". A
+ * window asks such a prompt only in its own tab that waits for it, never over the window: the tab
+ * of another window asks it there (and if that window goes, its connect is given up and the prompt
+ * withdrawn). A prompt with no tag, or a tag of any other shape (the CLI's, the XO's), nobody's
+ * tab asks: every window asks it over the whole window.
+ */
+export const TAB_PROMPT_TAG_PREFIX = 'tab:';
 
 export const sshMethods = {
   'ssh.open': method(

@@ -13,6 +13,7 @@ import type { FlowControlOptions, TerminalCwd, TerminalSource } from '../termina
 import { TerminalSession } from '../terminal/terminal-session.js';
 import type { TerminalService } from '../terminal/terminal-service.js';
 import { drainBeforeClose } from './drain-on-exit.js';
+import { PANEL_CLAIM_GRACE_MS, PanelHold } from './panel-hold.js';
 import { detectShells, resolveShell } from './shells.js';
 import { stopShell } from './stop-shell.js';
 
@@ -22,6 +23,8 @@ export interface PtyServiceDeps {
   terminals: TerminalService;
   ringBufferBytes: () => number;
   flow?: Partial<FlowControlOptions>;
+  /** How long a panel's shell waits for a window to claim it (PANEL_CLAIM_GRACE_MS; shorter in tests). */
+  panelGraceMs?: number;
 }
 
 interface SpawnSpec {
@@ -37,6 +40,8 @@ export class PtySession extends TerminalSession {
   private readonly createdAt = new Date().toISOString();
   private exitWaiters: (() => void)[] = [];
   private drains = false;
+  /** For a shell started for a window's local shell panel: which windows keep it there (SessionInfo.panel). */
+  private readonly panelHold: PanelHold | null;
 
   constructor(
     id: string,
@@ -46,8 +51,11 @@ export class PtySession extends TerminalSession {
     private readonly spec: SpawnSpec,
     opts: { cols: number; rows: number; ringBufferBytes: number; flow?: Partial<FlowControlOptions> },
     private readonly openedBy: SessionOpener,
+    /** Started for a window's local shell panel: how long it waits for a claim once nobody holds it; null for a tab's. */
+    panelGraceMs: number | null = null,
   ) {
     super(id, bus, opts);
+    this.panelHold = panelGraceMs === null ? null : new PanelHold(panelGraceMs, () => this.registry.changed(this.id));
   }
 
   /** Whether the shell's last output survives node-pty closing the terminal (see drain-on-exit.ts). */
@@ -70,6 +78,7 @@ export class PtySession extends TerminalSession {
       createdAt: this.createdAt,
       shell: this.spec.shellPath,
       openedBy: this.openedBy,
+      ...(this.panelHold?.held ? { panel: true } : {}),
     };
   }
 
@@ -123,6 +132,18 @@ export class PtySession extends TerminalSession {
     this.registry.changed(this.id);
   }
 
+  /**
+   * The window of this connection shows the shell in its local shell panel (after a reload, or
+   * the spawn that started it there): see PanelHold. Only a shell started for a panel can be one's.
+   */
+  claimForPanel(connection: AbortSignal | undefined): void {
+    if (this.state === 'closed') throw new WraithError('ESESSIONCLOSED', 'This local shell was closed; start a new one in the panel.');
+    if (!this.panelHold) {
+      throw new WraithError('EBADARGS', `Session ${this.id} is a local shell tab's, not started for a local shell panel (pty.spawn with panel: true).`);
+    }
+    this.panelHold.claim(connection);
+  }
+
   async cwd(): Promise<TerminalCwd> {
     const pid = this.proc?.pid;
     if (pid && process.platform === 'linux') {
@@ -141,6 +162,7 @@ export class PtySession extends TerminalSession {
     const proc = this.proc;
     this.state = 'closed';
     this.reason = 'Closed.';
+    this.panelHold?.dispose();
     if (proc) {
       // A hang-up first, as a closing terminal sends; a shell or job that ignores it gets SIGTERM,
       // then SIGKILL (stop-shell.ts).
@@ -190,7 +212,7 @@ function signalName(n: number): string {
   return `signal ${n}`;
 }
 
-/** Local shells: `pty.shells`, `pty.spawn`, `pty.relaunch`; I/O through TerminalService. */
+/** Local shells: `pty.shells`, `pty.spawn`, `pty.relaunch`, `pty.panel`; I/O through TerminalService. */
 export class PtyService {
   constructor(private readonly deps: PtyServiceDeps) {}
 
@@ -198,18 +220,26 @@ export class PtyService {
     return detectShells();
   }
 
-  /** `openedBy`: who asked (a window, the CLI, the XO), which the windows' tabs show. */
-  spawn(input: { shell: string; cols: number; rows: number; cwd?: string | undefined }, openedBy: SessionOpener): { sessionId: string } {
+  /**
+   * `openedBy`: who asked (a window, the CLI, the XO), which the windows' tabs show; `panel`: for
+   * that window's local shell panel, held by its connection (`connection`: aborted as it closes).
+   */
+  spawn(
+    input: { shell: string; cols: number; rows: number; cwd?: string | undefined; panel?: boolean | undefined },
+    openedBy: SessionOpener,
+    connection?: AbortSignal,
+  ): { sessionId: string } {
     const spec = checkSpawnable(input.shell, input.cwd === undefined ? homedir() : callerLocalPath(input.cwd, 'folder'));
     const session = new PtySession(randomUUID(), this.deps.bus, this.deps.sessions, this.deps.terminals, spec, {
       cols: input.cols,
       rows: input.rows,
       ringBufferBytes: this.deps.ringBufferBytes(),
       flow: this.deps.flow,
-    }, openedBy);
+    }, openedBy, input.panel ? (this.deps.panelGraceMs ?? PANEL_CLAIM_GRACE_MS) : null);
     session.start();
     this.deps.terminals.add(session);
     this.deps.sessions.add(session);
+    if (input.panel) session.claimForPanel(connection);
     return { sessionId: session.id };
   }
 
@@ -221,7 +251,8 @@ export class PtyService {
 
   register(router: Router): void {
     router.handle('pty.shells', () => this.shells());
-    router.handle('pty.spawn', (i, ctx) => this.spawn(i, ctx.origin));
+    router.handle('pty.spawn', (i, ctx) => this.spawn(i, ctx.origin, ctx.connectionSignal));
     router.handle('pty.relaunch', (i) => (this.session(i.sessionId).relaunch(), OK));
+    router.handle('pty.panel', (i, ctx) => (this.session(i.sessionId).claimForPanel(ctx.connectionSignal), OK));
   }
 }
