@@ -14,6 +14,7 @@ import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
 import { type FakeAnthropic, type RecordedRequest, startFakeAnthropic } from '../fixtures/fake-anthropic.js';
 import { type SshdHandle, startSshd, savePasswordConnection } from '../fixtures/sshd.js';
+import { until } from '../fixtures/poll.js';
 import { EventLog, lastToolResult } from './ai-helpers.js';
 
 describe('XO on a real SSH session', () => {
@@ -119,6 +120,28 @@ describe('XO on a real SSH session', () => {
     expect(r?.text).toContain('source="stderr">\nerr\n');
     const [entry] = await client.call('audit.list', { limit: 1 });
     expect(entry).toMatchObject({ tool: 'terminal_exec', decision: 'auto', decidedBy: 'mode auto', status: 'ok', sessionId });
+  });
+
+  it('terminal_exec cut off by a dropped connection says so, with what the command had printed', async () => {
+    await client.call('ai.mode.set', { mode: 'auto' });
+    fake.enqueue(
+      { content: [{ type: 'tool_use', id: 'toolu_cut', name: 'terminal_exec', input: { sessionId, command: 'echo step-1-done; echo warned >&2; sleep 736' } }] },
+      { content: [{ type: 'text', text: 'It was cut off after step 1.' }] },
+    );
+    try {
+      const { runId } = await client.call('ai.send', { message: 'run it' });
+      await until('the command running', async () => (await remote('pgrep -u "$(id -u)" -fx "sleep 736" || true')).stdout.trim() !== '');
+      sshd.dropConnections();
+      await log.wait('ai.done', (d) => d.runId === runId);
+      const r = lastToolResult(fake.requests[1]);
+      expect(r?.isError).toBe(true);
+      expect(r?.text).toMatch(/^ESESSIONCLOSED: The connection to web01 was lost while the command ran; its outcome is unknown\./);
+      // How far it got, fenced as any remote output.
+      expect(r?.text).toContain('<untrusted-output session="web01 (SSH)" source="stdout">\nstep-1-done\n');
+      expect(r?.text).toContain('source="stderr">\nwarned\n');
+    } finally {
+      await client.call('ssh.reconnect', { sessionId });
+    }
   });
 
   it('connect_ssh opens a session to a saved connection (saying which saved forwards did not start), and disconnect closes it', async () => {

@@ -8,9 +8,9 @@ import type { ContractClient } from '../../src-main/common/client.js';
 import type { EventPayload, Input } from '../../src-main/common/contract/index.js';
 import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
-import { SshService } from '../../src-main/node/ssh/ssh-service.js';
 import { type SshAgentHandle, type SshdHandle, freePort, logThroughConnectionEnd, startSshAgent, startSshd } from '../fixtures/sshd.js';
 import { failure } from '../fixtures/errors.js';
+import { shortTimeoutService } from '../fixtures/ssh-service.js';
 
 let sshd: SshdHandle;
 let agent: SshAgentHandle;
@@ -61,20 +61,6 @@ async function whoami(connectionId: string): Promise<string> {
   await client.call('sessions.close', { sessionId });
   expect(r.rc).toBe(0);
   return r.stdout.trim();
-}
-
-/** An SshService of its own on the app's sessions and connections, whose servers must answer within 1.5 s (the app's wait 20 s). */
-function shortTimeoutService(): SshService {
-  return new SshService({
-    bus: app.bus,
-    sessions: app.sessions,
-    terminals: app.terminals,
-    connections: app.connections,
-    hostKeys: app.hostKeys,
-    ringBufferBytes: () => 1 << 20,
-    keepaliveIntervalMs: () => 0,
-    readyTimeoutMs: 1500,
-  });
 }
 
 describe('host keys, checked before any credential is sent', () => {
@@ -308,7 +294,7 @@ describe('auth methods', () => {
   test('keyboard-interactive: the time a person takes to answer is not the server\'s; a server that never answers still times out', async () => {
     // A service of its own with a short answer timeout (1.5 s, where the app's is 20 s), on the
     // app's sessions and connections; its prompts keep their own (120 s) timeout.
-    const ssh = shortTimeoutService();
+    const ssh = shortTimeoutService(app);
     const silent = createServer(() => undefined); // takes the connection, never says a word
     try {
       const id = await connection({ name: 'kbd', authMethod: 'keyboard-interactive' });
@@ -437,7 +423,7 @@ describe('a port that is not an SSH server', () => {
 
   test('one that answers as something else and then waits is named too, not taken for a slow SSH server', async () => {
     // A service of its own with a short answer timeout (1.5 s, where the app's is 20 s).
-    const ssh = shortTimeoutService();
+    const ssh = shortTimeoutService(app);
     try {
       // A mail server: it greets, answers ssh2's line as an unknown command, and waits for the next.
       await withServer(

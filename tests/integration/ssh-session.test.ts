@@ -1,17 +1,18 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'ssh2';
-import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
 import type { ContractClient } from '../../src-main/common/client.js';
 import type { EventPayload } from '../../src-main/common/contract/index.js';
 import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
 import { DEFAULT_FLOW } from '../../src-main/node/terminal/terminal-session.js';
 import { type SshdHandle, startSshd, savePasswordConnection } from '../fixtures/sshd.js';
+import { type SilentPort, silentPort } from '../fixtures/net.js';
 import { until } from '../fixtures/poll.js';
 import { failure } from '../fixtures/errors.js';
+import { shortTimeoutService } from '../fixtures/ssh-service.js';
 
 let sshd: SshdHandle;
 let jump: SshdHandle;
@@ -276,12 +277,12 @@ describe('ssh.exec', () => {
 });
 
 describe('dropped connection and reconnect', () => {
-  test('exec when the connection drops mid-command: ESESSIONCLOSED, the outcome unknown, not a result', async () => {
+  test('exec when the connection drops mid-command: ESESSIONCLOSED, the outcome unknown, not a result; what it printed is in the details, capped', async () => {
     const lossy = await startSshd();
     try {
       const conn = await savePasswordConnection(client, lossy, 'lossy');
       const { sessionId } = await client.call('ssh.open', { connectionId: conn.id });
-      const running = failure(client.call('ssh.exec', { sessionId, command: 'echo started; sleep 737', timeoutMs: 120_000 }));
+      const running = failure(client.call('ssh.exec', { sessionId, command: 'echo started; echo warned >&2; sleep 737', timeoutMs: 120_000, maxBytes: 5 }));
       await until('sleep running', async () => {
         const ps = await client.call('ssh.exec', { sessionId, command: 'pgrep -u "$(id -u)" -fx "sleep 737" || true' });
         return ps.stdout.trim() !== '';
@@ -290,6 +291,9 @@ describe('dropped connection and reconnect', () => {
       const err = await running;
       expect(err.code).toBe('ESESSIONCLOSED');
       expect(err.message).toMatch(/^The connection to lossy was lost while the command ran; its outcome is unknown\./);
+      // How far it got: its output until the drop, under the same cap as a result's.
+      expect(err.details).toMatchObject({ stdout: 'start', stderr: 'warne', truncated: true });
+      expect(err.details?.durationMs).toBeGreaterThan(0);
       await client.call('sessions.close', { sessionId });
     } finally {
       await lossy.stop();
@@ -354,6 +358,81 @@ describe('dropped connection and reconnect', () => {
   });
 });
 
+describe('ssh.exec on a server that stopped answering', () => {
+  let still: SshdHandle;
+  let sessionId: string;
+
+  beforeAll(async () => {
+    still = await startSshd();
+  });
+  afterAll(async () => {
+    await still?.stop();
+  });
+  beforeEach(async () => {
+    const conn = await savePasswordConnection(client, still, 'alpha');
+    // No keepalives: the connection stays up however long the server is silent, as it does for
+    // the first minute with them.
+    await client.call('connections.update', { id: conn.id, patch: { sshOptions: { keepaliveIntervalMs: 0 } } });
+    ({ sessionId } = await client.call('ssh.open', { connectionId: conn.id }));
+  });
+  afterEach(async () => {
+    still.dropConnections();
+    await client.call('sessions.close', { sessionId });
+  });
+
+  /**
+   * Once the server runs again, it opens the channel and starts the command it was asked for
+   * while silent, and is told at once to kill it: nobody waits for it any more. (The kill comes
+   * before the command can do anything, so the server's log is what shows it.)
+   */
+  async function startedLateAndKilled(logFrom: number): Promise<void> {
+    await until('the command started late to be killed', () => /req exec\r?\n[\s\S]*session_signal_req: signal KILL/.test(still.readLog().slice(logFrom)));
+  }
+
+  test('the timeout counts from the call: the channel that never opened gives a timed-out result, and a command started after that is stopped', async () => {
+    const logFrom = still.readLog().length;
+    const thaw = still.freezeConnections();
+    const r = await client.call('ssh.exec', { sessionId, command: 'sleep 606', timeoutMs: 500 });
+    expect(r).toMatchObject({ rc: null, signal: null, stdout: '', stderr: '', truncated: false, timedOut: true });
+    thaw();
+    await startedLateAndKilled(logFrom);
+    expect((await client.call('ssh.exec', { sessionId, command: 'echo still-here' })).stdout).toBe('still-here\n');
+  });
+
+  test('a call cancelled while its channel opens fails ECANCELLED at once, and a command started after that is stopped', async () => {
+    const logFrom = still.readLog().length;
+    const thaw = still.freezeConnections();
+    const cancel = new AbortController();
+    const call = failure(app.router.call('ssh.exec', { sessionId, command: 'sleep 607', timeoutMs: 600_000 }, { clientId: 'test', origin: 'test', signal: cancel.signal }));
+    cancel.abort();
+    const err = await call;
+    expect(err.code).toBe('ECANCELLED');
+    thaw();
+    await startedLateAndKilled(logFrom);
+  });
+
+  test('a connection lost while the channel opens is a lost connection (ESESSIONCLOSED), not a refusal; the session says why in words', async () => {
+    // The shell's prompt is the last the server sends: read, it leaves nothing unread here, so
+    // the reset below is heard as a reset rather than after that data as an end.
+    await waitForOutput(sessionId, /\$ $/);
+    still.freezeConnections();
+    // Through the router, not the in-process client, so the request is on the wire when the call
+    // returns: the server's processes then end with it unread, and their kernel resets the connection.
+    const call = failure(app.router.call('ssh.exec', { sessionId, command: 'echo never', timeoutMs: 600_000 }, { clientId: 'test', origin: 'test' }));
+    still.dropConnections();
+    const err = await call;
+    expect(err.code).toBe('ESESSIONCLOSED');
+    expect(err.message).toBe(
+      'The connection to alpha was lost while the command was starting; whether it ran is unknown. Reconnect and check before running it again.',
+    );
+    const info = (await client.call('sessions.list')).find((s) => s.id === sessionId);
+    expect(info).toMatchObject({
+      state: 'disconnected',
+      reason: 'Connection to alpha lost: the connection was reset (the server, or a firewall or NAT on the way, ended it abruptly).',
+    });
+  });
+});
+
 describe('locale', () => {
   /** Runs `run` with only `vars` as this host's LANG and LC_* (a session takes them when it opens). */
   async function withLocale<T>(vars: Record<string, string>, run: () => Promise<T>): Promise<T> {
@@ -406,35 +485,14 @@ describe('keepalive', () => {
     });
     const { sessionId } = await client.call('ssh.open', { connectionId: conn.id });
     // Freeze (SIGSTOP) every per-connection sshd process: TCP stays up, nothing answers.
-    const listener = Number(readFileSync(join(sshd.dir, 'sshd.pid'), 'utf8').trim());
-    const tree = (pid: number): number[] => {
-      const kids = execFileSync('sh', ['-c', `pgrep -P ${pid} || true`], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
-      return kids.flatMap((k) => [k, ...tree(k)]);
-    };
-    // A connection an earlier test closed may still be ending: a process gone meanwhile needs no freezing.
-    const frozen = tree(listener).filter((p) => {
-      try {
-        process.kill(p, 'SIGSTOP');
-        return true;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
-        throw err;
-      }
-    });
-    expect(frozen.length).toBeGreaterThan(0);
+    sshd.freezeConnections();
     try {
       const info = await until('disconnected', async () =>
         (await client.call('sessions.list')).find((s) => s.id === sessionId && s.state === 'disconnected'),
       );
       expect(info.reason).toBe('Connection to frozen lost: the server stopped answering keepalives.');
     } finally {
-      for (const p of frozen) {
-        try {
-          process.kill(p, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }
+      sshd.dropConnections();
     }
     await client.call('sessions.close', { sessionId });
   });
@@ -593,6 +651,55 @@ describe('jump host', () => {
       off();
       await client.call('sessions.close', { sessionId });
     }
+  });
+
+  describe('a target the jump host cannot reach (its packets dropped)', () => {
+    let silent: SilentPort;
+    beforeAll(async () => {
+      silent = await silentPort();
+    });
+    afterAll(async () => {
+      await silent?.close();
+    });
+    /** The chain with its target moved to the silent port: the jump host dials it and hears nothing. */
+    async function saveUnreachableChain(jumpName: string, targetName: string) {
+      const { target } = await saveJumpChain(jumpName, targetName);
+      await client.call('connections.update', { id: target.id, patch: { port: silent.port } });
+      await trustBothHops();
+      return target;
+    }
+    /** The jump sshd was asked (since its log had `logFrom` characters) to forward to the silent port: the forward is under way. */
+    const forwardAsked = (logFrom: number) =>
+      until('the jump host to dial the target', () => jump.readLog().slice(logFrom).includes(`target 127.0.0.1 port ${silent.port}`));
+
+    test('times out as a direct connect does, naming the jump host, and ends the jump connection', async () => {
+      const target = await saveUnreachableChain('bastion-4', 'db04');
+      const before = jump.heldConnections();
+      const ssh = shortTimeoutService(app);
+      try {
+        const err = await failure(ssh.open({ connectionId: target.id, cols: 80, rows: 24 }, undefined, 'test'));
+        expect(err.code).toBe('ETIMEOUT');
+        expect(err.message).toBe(`Jump host bastion-4 could not reach 127.0.0.1:${silent.port} (db04): it did not answer in time. Is the host up and the port right?`);
+        expect(err.details).toMatchObject({ host: '127.0.0.1', port: silent.port });
+        await until('the jump connection closed on the jump host', () => jump.heldConnections() === before);
+      } finally {
+        ssh.dispose();
+      }
+    });
+
+    test('cancelling the open while the jump host dials gives it up at once and closes the jump connection', async () => {
+      const target = await saveUnreachableChain('bastion-5', 'db05');
+      const before = jump.heldConnections();
+      const logFrom = jump.readLog().length;
+      const cancel = new AbortController();
+      const opening = failure(app.ssh.open({ connectionId: target.id, cols: 80, rows: 24 }, cancel.signal, 'test'));
+      await forwardAsked(logFrom);
+      cancel.abort();
+      const err = await opening;
+      expect(err.code).toBe('ECANCELLED');
+      expect(err.message).toBe('Connecting to db05 was cancelled.');
+      await until('the jump connection closed on the jump host', () => jump.heldConnections() === before);
+    });
   });
 
   test('an open given up after the chain connected, while the shell opens, ends both connections and registers nothing', async () => {

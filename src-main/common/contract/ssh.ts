@@ -118,8 +118,9 @@ export const sshMethods = {
     'Runs a command on a separate exec channel of the session, with no stdin: exit code, output, duration. ' +
       'Output past maxBytes (each of stdout and stderr) is dropped and the result marked truncated; the command runs on to its end. ' +
       'Output is UTF-8 text, or with encoding "base64" the bytes as they came, base64-encoded. ' +
-      'Killed on timeout and when the call is cancelled (ECANCELLED). ' +
-      'If the connection is lost while it runs, fails ESESSIONCLOSED: its outcome is unknown.',
+      'Killed on timeout and when the call is cancelled (ECANCELLED); both count from the call, the opening of its channel included. ' +
+      'If the connection is lost while it runs, fails ESESSIONCLOSED: its outcome is unknown, and what it printed until then is in the ' +
+      'error\'s details (stdout, stderr, truncated, durationMs; capped and encoded as a result\'s).',
   ),
   'ssh.answer': method(
     z.object({ promptId: Id, answers: z.array(z.string().max(10_000)).max(20).nullable() }),

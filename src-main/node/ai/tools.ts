@@ -321,16 +321,23 @@ export function buildTools(): AiTool[] {
         details: details({ action: `Run a command on ${label(i.sessionId)}`, sessionId: i.sessionId, sessionTitle: label(i.sessionId), command: i.command }),
         guarded: i.command,
         run: async (ctx) => {
-          const r = methods['ssh.exec'].output.parse(await ctx.call('ssh.exec', { sessionId: i.sessionId, command: i.command, timeoutMs: i.timeoutMs }));
           const max = Math.floor(ctx.settings.toolOutputMaxChars / 2);
+          const streams = (out: { stdout: string; stderr: string }) => [
+            `stdout:\n${ctx.fence(i.sessionId, 'stdout', truncate(out.stdout, max, 'tail'))}`,
+            out.stderr ? `stderr:\n${ctx.fence(i.sessionId, 'stderr', truncate(out.stderr, max, 'tail'))}` : 'stderr: (empty)',
+          ];
+          let r;
+          try {
+            r = methods['ssh.exec'].output.parse(await ctx.call('ssh.exec', { sessionId: i.sessionId, command: i.command, timeoutMs: i.timeoutMs }));
+          } catch (err) {
+            // The connection dropped while it ran: what it printed until then says how far it got.
+            if (!(err instanceof WraithError) || err.code !== 'ESESSIONCLOSED') throw err;
+            const { stdout, stderr } = err.details ?? {};
+            if (typeof stdout !== 'string' || typeof stderr !== 'string') throw err;
+            throw new WraithError(err.code, [err.message, 'Its output until then:', ...streams({ stdout, stderr })].join('\n'));
+          }
           const head = `exit code: ${r.rc ?? 'none'}${r.signal ? ` (signal ${r.signal})` : ''}${r.timedOut ? ' — timed out' : ''}${r.truncated ? ' — output truncated' : ''}; ${Math.round(r.durationMs)} ms`;
-          return {
-            text: [
-              head,
-              `stdout:\n${ctx.fence(i.sessionId, 'stdout', truncate(r.stdout, max, 'tail'))}`,
-              r.stderr ? `stderr:\n${ctx.fence(i.sessionId, 'stderr', truncate(r.stderr, max, 'tail'))}` : 'stderr: (empty)',
-            ].join('\n'),
-          };
+          return { text: [head, ...streams(r)].join('\n') };
         },
       }),
     }),

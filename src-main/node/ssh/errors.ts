@@ -74,3 +74,28 @@ function stringProp(o: object, key: string): string {
   const v: unknown = Reflect.get(o, key);
   return typeof v === 'string' ? v : '';
 }
+
+/**
+ * Why an established connection ended, in words, from the error its client reported last. Node's
+ * socket errors say "read ECONNRESET" or "write EPIPE": the code a system call returned, which
+ * tells a person little. The codes a connection that was up can end with are put in words; any
+ * other error keeps its own message. Keepalives that went unanswered are worded by the caller.
+ */
+export function droppedBecause(err: Error): string {
+  switch (stringProp(err, 'code')) {
+    case 'ECONNRESET':
+      return 'the connection was reset (the server, or a firewall or NAT on the way, ended it abruptly)';
+    case 'EPIPE':
+      return 'the server closed the connection while we were sending';
+    case 'ETIMEDOUT':
+      return 'the network stopped carrying it (what we sent was never acknowledged)';
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+    case 'ENETDOWN':
+      return 'the server could no longer be reached over the network';
+    case 'ECONNABORTED':
+      return 'this computer aborted the connection';
+    default:
+      return err.message || 'an unknown error';
+  }
+}

@@ -458,18 +458,51 @@ function authMethods(conn: ResolvedConnection): { methods: AuthSpec[]; pending: 
   }
 }
 
-/** Opens a direct-tcpip channel through `via` to the next hop. */
-export function forwardTo(via: Client, viaConn: ResolvedConnection, next: ResolvedConnection): Promise<Duplex> {
+/**
+ * Opens a direct-tcpip channel through `via` to the next hop. The jump host answers once its own
+ * TCP connect to the next hop is through, and a next hop that drops it gets no answer until the
+ * jump host's kernel gives up (over two minutes): so the next hop has `timeoutMs` to answer, as a
+ * direct connect has (0: no limit, as there), and `signal` gives it up at once. Either way the
+ * caller ends `via`'s connection, which takes the channel still opening along.
+ */
+export function forwardTo(
+  via: Client,
+  viaConn: ResolvedConnection,
+  next: ResolvedConnection,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<Duplex> {
+  const where = hostAndPort(next.host, next.port);
+  const details = { host: next.host, port: next.port };
   return new Promise((resolve, reject) => {
+    let settled = false;
+    /** Ends the wait; false when it had already ended. */
+    const settle = (): boolean => {
+      if (settled) return false;
+      settled = true;
+      if (timer) clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      return true;
+    };
+    const fail = (err: WraithError) => {
+      if (settle()) reject(err);
+    };
+    const onAbort = () => fail(new WraithError('ECANCELLED', `Connecting to ${next.name} was cancelled.`));
+    // A direct connect's words for it (mapConnectError), said of the jump host that dialled.
+    const timer =
+      timeoutMs > 0
+        ? setTimeout(
+            () => fail(new WraithError('ETIMEOUT', `Jump host ${viaConn.name} could not reach ${where} (${next.name}): it did not answer in time. Is the host up and the port right?`, details)),
+            timeoutMs,
+          )
+        : null;
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
     via.forwardOut('127.0.0.1', 0, next.host, next.port, (err, stream) => {
-      if (err) {
-        reject(
-          new WraithError('EIO', `Jump host ${viaConn.name} could not reach ${hostAndPort(next.host, next.port)} (${next.name}): ${err.message}.`, {
-            host: next.host,
-            port: next.port,
-          }),
-        );
-      } else resolve(stream);
+      if (err) return fail(new WraithError('EIO', `Jump host ${viaConn.name} could not reach ${where} (${next.name}): ${err.message}.`, details));
+      if (settle()) resolve(stream);
+      // Given up meanwhile: nobody will use it.
+      else stream.destroy();
     });
   });
 }
@@ -504,7 +537,7 @@ export async function connectChain(
   try {
     let prev: { client: Client; conn: ResolvedConnection } | null = null;
     for (const [i, conn] of order.entries()) {
-      const sock: Duplex | undefined = prev ? await forwardTo(prev.client, prev.conn, conn) : undefined;
+      const sock: Duplex | undefined = prev ? await forwardTo(prev.client, prev.conn, conn, deps.readyTimeoutMs, signal) : undefined;
       const isTarget = jumpHostFor === undefined && i === order.length - 1;
       const client = await connectHop(deps, conn, sock, signal, { ...(isTarget ? { isTarget } : { jumpHostFor: target }), promptTag });
       clients.push(client);

@@ -15,6 +15,7 @@ import type { FlowControlOptions, TerminalCwd } from '../terminal/terminal-sessi
 import { TerminalSession } from '../terminal/terminal-session.js';
 import type { TerminalService } from '../terminal/terminal-service.js';
 import { signalCommand } from './channel-signal.js';
+import { droppedBecause } from './errors.js';
 import { type ConnectDeps, MAX_JUMP_HOPS, PromptBroker, connectChain } from './ssh-connect.js';
 import { Tunnels, sameForward, tunnelOptions } from './tunnels.js';
 import { type Tunnel, listenTunnel } from './tunnel.js';
@@ -188,6 +189,11 @@ export class SshSession extends TerminalSession {
     return c;
   }
 
+  /** Whether `client` is still this session's connection: false once it dropped, or after a reconnect. */
+  connectedBy(client: Client): boolean {
+    return this.state === 'open' && this.clients[this.clients.length - 1] === client;
+  }
+
   /** One SFTP channel per connection, opened on first use and reopened after a reconnect. */
   sftp(): Promise<SFTPWrapper> {
     const client = this.client();
@@ -313,7 +319,7 @@ export class SshSession extends TerminalSession {
     });
     for (const [i, c] of clients.entries()) {
       c.on('error', (err: Error) => {
-        errors[i] = { keepalive: /keepalive/i.test(err.message), message: err.message };
+        errors[i] = { keepalive: /keepalive/i.test(err.message), message: droppedBecause(err) };
       });
       // The server ended its side: the connection is over (ssh2 stops reading it). Over a jump
       // host's forwarded channel that is all a client hears when its server goes: the channel
@@ -656,8 +662,13 @@ export class SshService {
    * each capped at maxBytes: past the cap output is read and dropped, the command runs on to its
    * end and the result is marked truncated. On timeout the command is stopped (signal KILL,
    * channel closed) and timedOut set; on `signal` it is stopped the same way and the call fails
-   * ECANCELLED. A channel that closes without an exit status (the connection dropped) fails
-   * ESESSIONCLOSED: the command's outcome is unknown, and a result would pass for one.
+   * ECANCELLED. Both count from the call, not from when the server opened the channel: a server
+   * that stopped answering would otherwise hold the call until keepalives gave up on the
+   * connection (a minute), and a command it starts after that is stopped as it starts. A channel
+   * that closes without an exit status (the connection dropped) fails ESESSIONCLOSED: the
+   * command's outcome is unknown, and a result would pass for one; what it printed until then
+   * is in the error's details (`stdout`, `stderr`, capped and encoded as a result's), to show how
+   * far it got.
    */
   execOn(
     session: SshSession,
@@ -670,73 +681,107 @@ export class SshService {
     const client = session.client();
     const started = performance.now();
     return new Promise<ExecResult>((resolve, reject) => {
-      client.exec(command, { env: localeEnv() }, (err, ch) => {
-        if (err) return reject(new WraithError('EIO', `${session.title} refused to run the command: ${err.message}${sessionLimitHint(err)}`));
+      const out = { stdout: new Capped(maxBytes), stderr: new Capped(maxBytes) };
+      /** The command's channel, once the server has opened it and started the command. */
+      let ch: ClientChannel | null = null;
+      let rc: number | null = null;
+      let sig: string | null = null;
+      let exited = false;
+      let timedOut = false;
+      let done = false;
+      const stop = () => {
+        if (!ch) return;
+        try {
+          signalCommand(ch, 'KILL');
+        } catch {
+          // the channel may already be closing
+        }
+        ch.close();
+      };
+      const settle = (outcome: () => void) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        outcome();
+      };
+      const durationMs = () => Math.round((performance.now() - started) * 10) / 10;
+      const result = (): ExecResult => ({
+        rc,
+        signal: sig,
+        stdout: out.stdout.text(encoding),
+        stderr: out.stderr.text(encoding),
+        durationMs: durationMs(),
+        truncated: out.stdout.truncated || out.stderr.truncated,
+        timedOut,
+      });
+      const timer = setTimeout(() => {
+        timedOut = true;
+        stop();
+        // Do not wait for the server to confirm: the caller asked for a bound.
+        settle(() => resolve(result()));
+      }, timeoutMs);
+      const onAbort = () => {
+        stop();
+        settle(() => reject(new WraithError('ECANCELLED', `The command on ${session.title} was cancelled and stopped.`)));
+      };
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const lostWhileStarting = () =>
+        new WraithError(
+          'ESESSIONCLOSED',
+          `The connection to ${session.title} was lost while the command was starting; whether it ran is unknown. Reconnect and check before running it again.`,
+          { durationMs: durationMs() },
+        );
+      const opened = (err: Error | undefined, channel: ClientChannel) => {
+        if (done) {
+          // Timed out or cancelled before the server started it, which it did after all: nobody
+          // waits for it any more, so it is stopped as a timeout or a cancel stops a command.
+          if (!err) {
+            ch = channel;
+            stop();
+          }
+          return;
+        }
+        if (err) {
+          // ssh2 fails the channels still opening when the connection ends ("No response from
+          // server"): that is the connection lost, not the server refusing.
+          if (!session.connectedBy(client)) return settle(() => reject(lostWhileStarting()));
+          return settle(() => reject(new WraithError('EIO', `${session.title} refused to run the command: ${err.message}${sessionLimitHint(err)}`)));
+        }
+        ch = channel;
         // Nothing is ever written to it: a command that reads stdin (cat, read, grep without a
         // file) gets end of input at once instead of waiting out the timeout.
-        ch.end();
-        const out = { stdout: new Capped(maxBytes), stderr: new Capped(maxBytes) };
-        let rc: number | null = null;
-        let sig: string | null = null;
-        let exited = false;
-        let timedOut = false;
-        let done = false;
-        const stop = () => {
-          try {
-            signalCommand(ch, 'KILL');
-          } catch {
-            // the channel may already be closing
-          }
-          ch.close();
-        };
-        const settle = (outcome: () => void) => {
-          if (done) return;
-          done = true;
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', onAbort);
-          outcome();
-        };
-        const result = (): ExecResult => ({
-          rc,
-          signal: sig,
-          stdout: out.stdout.text(encoding),
-          stderr: out.stderr.text(encoding),
-          durationMs: Math.round((performance.now() - started) * 10) / 10,
-          truncated: out.stdout.truncated || out.stderr.truncated,
-          timedOut,
-        });
-        const timer = setTimeout(() => {
-          timedOut = true;
-          stop();
-          // Do not wait for the server to confirm: the caller asked for a bound.
-          settle(() => resolve(result()));
-        }, timeoutMs);
-        const onAbort = () => {
-          stop();
-          settle(() => reject(new WraithError('ECANCELLED', `The command on ${session.title} was cancelled and stopped.`)));
-        };
-        if (signal?.aborted) return onAbort();
-        signal?.addEventListener('abort', onAbort, { once: true });
+        channel.end();
         // Past the cap, add() drops the bytes: reading on keeps the command from blocking on a full window.
-        ch.on('data', (d: Buffer) => out.stdout.add(d));
-        ch.stderr.on('data', (d: Buffer) => out.stderr.add(d));
-        ch.on('exit', (code: number | null, signalName?: string) => {
+        channel.on('data', (d: Buffer) => out.stdout.add(d));
+        channel.stderr.on('data', (d: Buffer) => out.stderr.add(d));
+        channel.on('exit', (code: number | null, signalName?: string) => {
           exited = true;
           if (typeof code === 'number') rc = code;
           if (signalName) sig = signalName;
         });
-        ch.on('close', () => {
+        channel.on('close', () => {
           if (exited) return settle(() => resolve(result()));
+          const { stdout, stderr, truncated, durationMs: ran } = result();
           settle(() =>
             reject(
               new WraithError(
                 'ESESSIONCLOSED',
                 `The connection to ${session.title} was lost while the command ran; its outcome is unknown. Reconnect and check before running it again.`,
+                { stdout, stderr, truncated, durationMs: ran },
               ),
             ),
           );
         });
-      });
+      };
+      try {
+        client.exec(command, { env: localeEnv() }, opened);
+      } catch {
+        // ssh2 throws ("Not connected") once the connection's socket is no longer writable: it is
+        // going, and the session hears of it next.
+        settle(() => reject(lostWhileStarting()));
+      }
     });
   }
 
