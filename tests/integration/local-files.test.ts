@@ -147,7 +147,8 @@ describe('hostkeys.trust takes only what Wraith itself would trust', () => {
 
   test('the forms the product produces are taken: an SSH SHA256 and an RDP certificate\'s hex, IPv6 with or without brackets', async () => {
     expect(await client.call('hostkeys.trust', { ...ssh, host: '::1' })).toMatchObject({ host: '::1', fingerprint: ssh.fingerprint });
-    expect(await client.call('hostkeys.trust', { ...ssh, host: '[fe80::1]', port: 2222 })).toMatchObject({ host: '[fe80::1]', port: 2222 });
+    // Stored as the bare address every connection dials and looks its key up under (hostKeyHost).
+    expect(await client.call('hostkeys.trust', { ...ssh, host: '[fe80::1]', port: 2222 })).toMatchObject({ host: 'fe80::1', port: 2222 });
     const rdp = await client.call('hostkeys.trust', { kind: 'rdp', host: 'desk.example', port: 3389, keyType: 'x509', fingerprint: rdpHex.toUpperCase() });
     expect(rdp.fingerprint).toBe(rdpHex);
   });
