@@ -1,17 +1,22 @@
 /**
  * Sizes as a person reads them, the same in the host's messages and the renderer's file list:
- * binary units labelled as people know them (1 MB = 1,048,576 bytes), one decimal under 10.
+ * binary units labelled as people know them (1 MB = 1,048,576 bytes), one decimal under 10, two
+ * under 1. Never four digits before the point: from 1000 of a unit on it is the next unit ("0.98
+ * GB", not "1000 MB"), as four digits do not fit the file list's Size column.
  */
 export function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ['KB', 'MB', 'GB', 'TB'];
-  let v = n / 1024;
+  const units = ['B', 'KB', 'MB', 'GB', 'TB', 'PB'];
+  let v = n;
   let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
+  // By the figure shown: 999.6 KB would round to "1000 KB".
+  while (Math.round(v) >= 1000 && u < units.length - 1) {
     v /= 1024;
     u++;
   }
-  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[u]}`;
+  if (u === 0) return `${n} B`;
+  // Under 1 only between 1000 and 1023 of the unit below (0.98 to 1.0): "1.00" reads as "1.0".
+  const figure = v < 0.995 ? v.toFixed(2) : v < 10 ? v.toFixed(1) : String(Math.round(v));
+  return `${figure} ${units[u]}`;
 }
 
 /** "5,242,890 bytes". */

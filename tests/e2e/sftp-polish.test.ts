@@ -11,9 +11,9 @@
  * upload does not replace another user's file the login may not write (a folder upload names it
  * and sends the rest); a link to nowhere is left out of a zip and named; the sort order and
  * "Show hidden files" outlast the panel closing and the page reloading; files dropped with a
- * folder that cannot be made still go, the folder's named with the reason; a file opened through
- * a link saves again and again; a file that cannot be edited offers its download; links to
- * folders and links to nowhere look like neither folders nor working links.
+ * folder that cannot be made still go, the folder's named on the upload's row with the reason; a
+ * file opened through a link saves again and again; a file that cannot be edited offers its
+ * download; links to folders and links to nowhere look like neither folders nor working links.
  */
 import { execFileSync } from 'node:child_process';
 import { chownSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -265,10 +265,9 @@ describe('the Files panel, polished', () => {
     expect(existsSync(remote('inbox', 'here.txt'))).toBe(false);
   });
 
-  it('sends what it can of files dropped with a folder that cannot be made, and names the rest with the reason', async () => {
+  it('sends what it can of files dropped with a folder that cannot be made, and its row names the rest with the reason', async () => {
     await showFolder();
     const toasts = await recordToasts();
-    const notUploaded = async () => (await toasts()).filter((t) => t.includes('did not upload'));
     // Dropped: a folder and a loose file, as from a file manager.
     const local = join(localDir, 'drop-mix');
     mkdirSync(join(local, 'tree', 'sub'), { recursive: true });
@@ -280,15 +279,20 @@ describe('the Files panel, polished', () => {
     mkdirSync(remote('mixed'));
     chownSync(remote('mixed'), me.uid, me.gid);
     mkdirSync(remote('rodir'), { mode: 0o755 }); // root's, as the tests run: the login may not write in it
+    // The upload's one row: what it says once it ended.
+    const clear = panel().getByRole('button', { name: 'Clear finished' });
+    if (await clear.count()) await clear.click();
+    const failed = () => panel().locator('.transfer[data-state="failed"]', { hasText: '3 files' }).locator('.transfer-meta').allInnerTexts();
     try {
       // Where a file holds the folder's name: the folder cannot be made, the loose file goes.
       put(remote('mixed', 'tree'), 'a file named tree\n');
       await refresh();
       await dropLocal(row('mixed').locator('.entry-name'), dropped);
       await expect.poll(() => existsSync(remote('mixed', 'loose.txt')) && readFileSync(remote('mixed', 'loose.txt'), 'utf8'), { timeout: 20_000 }).toBe('loose\n');
-      await expect.poll(notUploaded).toHaveLength(1);
-      const [named] = await notUploaded();
-      expect(named).toMatch(/^2 of 3 files did not upload\. /);
+      await expect.poll(failed).toHaveLength(1);
+      const [named = ''] = await failed();
+      // One count of the upload's files, on its row, and no toast with another.
+      expect(named).toMatch(/^Failed: 2 of 3 files did not upload\. /);
       const why = `Cannot create ${remote('mixed', 'tree')}: ${remote('mixed', 'tree')} exists and is not a folder.`;
       expect(named).toContain(`tree/a.txt: ${why}`);
       expect(named).toContain(`tree/sub/b.txt: ${why}`);
@@ -297,9 +301,11 @@ describe('the Files panel, polished', () => {
       // Where the login may write nothing: the folder's files are named, and the loose file is
       // tried and refused in words of its own, rather than nothing said of it.
       await dropLocal(row('rodir').locator('.entry-name'), dropped);
-      await expect.poll(notUploaded).toHaveLength(2);
-      expect((await notUploaded())[1]).toMatch(new RegExp(`^2 of 3 files did not upload\\. .*tree/a\\.txt: Cannot create directory ${remote('rodir', 'tree')}: permission denied`));
-      await expect.poll(async () => (await toasts()).some((t) => t.startsWith(`Could not upload loose.txt: Cannot write ${remote('rodir', 'loose.txt')}: the folder ${remote('rodir')} is not writable`))).toBe(true);
+      await expect.poll(failed).toHaveLength(2);
+      const [ro = ''] = await failed(); // the newest row first
+      expect(ro).toMatch(new RegExp(`^Failed: 3 of 3 files did not upload\\. .*tree/a\\.txt: Cannot create directory ${remote('rodir', 'tree')}: permission denied`));
+      expect(ro).toContain(`loose.txt: Cannot write ${remote('rodir', 'loose.txt')}: the folder ${remote('rodir')} is not writable`);
+      expect((await toasts()).filter((t) => t.includes('did not upload') || t.includes('loose.txt'))).toEqual([]);
     } finally {
       rmSync(remote('mixed'), { recursive: true, force: true });
       rmSync(remote('rodir'), { recursive: true, force: true });

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { cancelledText, doneText } from '../../src-renderer/features/sftp/transfer-text.js';
+import { cancelledText, doneText, transfersStopped, transfersWillStop } from '../../src-renderer/features/sftp/transfer-text.js';
 
 const MB = 1024 * 1024;
 const row = { direction: 'upload' as const, bytes: 0, totalBytes: 0, filesDone: 0, filesTotal: 1, batch: false, madeFolders: [] };
@@ -42,5 +42,26 @@ describe('cancelledText', () => {
     expect(cancelledText({ ...row, batch: true, filesTotal: 3, filesDone: 0, madeFolders: ['a', 'b'] })).toBe(
       'Cancelled — none of the 3 files had arrived, and no partial file was left. The 2 folders made for this upload (a, b) stay.',
     );
+  });
+});
+
+describe('the transfers that stop with a closed tab', () => {
+  const GB = 1024 * MB;
+  const big = { direction: 'upload' as const, name: 'big1g', remotePath: '/srv/big1g', bytes: 0.125 * GB, totalBytes: GB };
+  const logs = { direction: 'download' as const, name: 'logs', remotePath: '/var/logs', bytes: 5 * MB, totalBytes: null };
+
+  test('named with how far each is, in the question and in what is said afterwards', () => {
+    expect(transfersWillStop([big])).toBe('The upload of big1g (12 %) will stop.');
+    expect(transfersStopped('Closing web01', [big])).toBe('Closing web01 stopped the upload of big1g (12 %).');
+    // A size not known yet: no percentage.
+    expect(transfersWillStop([big, logs])).toBe('2 transfers will stop: the upload of big1g (12 %) and the download of logs.');
+    expect(transfersStopped('Closing 2 tabs', [logs, big])).toBe('Closing 2 tabs stopped 2 transfers: the download of logs and the upload of big1g (12 %).');
+  });
+
+  test('many: the first named, the rest counted; none: nothing to say', () => {
+    const many = ['a', 'b', 'c', 'd', 'e'].map((name) => ({ ...big, name, bytes: 0 }));
+    expect(transfersWillStop(many)).toBe('5 transfers will stop: the upload of a (0 %), the upload of b (0 %), the upload of c (0 %) and 2 more.');
+    expect(transfersWillStop(many.slice(0, 4))).toBe('4 transfers will stop: the upload of a (0 %), the upload of b (0 %), the upload of c (0 %) and the upload of d (0 %).');
+    expect(transfersWillStop([])).toBe('');
   });
 });

@@ -1,7 +1,7 @@
 import { defineStore } from 'pinia';
 import { computed, ref } from 'vue';
 import type { LeftOutItem, TransferProgress } from '@common/contract/sftp.js';
-import { toast } from '../../composables/dialogs.js';
+import { confirmDialog, toast } from '../../composables/dialogs.js';
 import { asWraithError } from '../../composables/errors.js';
 import { useSessionsStore } from '../../stores/sessions.js';
 import { useSettingsStore } from '../../stores/settings.js';
@@ -179,6 +179,9 @@ export const useSftpStore = defineStore('sftp', () => {
    * instead, and the row offers Retry once the tab is back.
    */
   function ended(r: TransferRow): void {
+    // Told once its name has come (startedElsewhere): what ended, and where.
+    if (naming.has(r.id)) return;
+    for (const f of endFollowers) f(r);
     if (r.state === 'cancelled') return;
     if (inSight(r.sessionId)) return;
     if (r.state === 'failed' && r.errorCode === 'ESESSIONCLOSED' && useSessionsStore().tabs.some((t) => t.sessionId === r.sessionId)) {
@@ -190,6 +193,15 @@ export const useSftpStore = defineStore('sftp', () => {
     else toast(`${r.direction === 'upload' ? 'Uploaded' : 'Downloaded'} ${what}.${r.notice ? ` ${r.notice}` : ''}`);
   }
 
+  /** Who hears of every transfer that ends (the Files panel lists its folder again). */
+  const endFollowers = new Set<(r: TransferRow) => void>();
+
+  /** Hears each transfer once as it ends (done, failed or cancelled), its row named. */
+  function onEnded(follower: (r: TransferRow) => void): () => void {
+    endFollowers.add(follower);
+    return () => endFollowers.delete(follower);
+  }
+
   /** The host's transfers of a batch's files, by transfer id → the batch's row id. */
   const members = new Map<string, string>();
 
@@ -198,6 +210,7 @@ export const useSftpStore = defineStore('sftp', () => {
     // The host's first progress event can come before the uploadBegin reply that names the
     // transfer, and has made it a row of its own by then.
     if (row(transferId)) transfers.value = transfers.value.filter((r) => r.id !== transferId);
+    retries.delete(transferId);
     members.set(transferId, batchId);
   }
 
@@ -205,28 +218,57 @@ export const useSftpStore = defineStore('sftp', () => {
   const followers = new Set<(p: TransferProgress) => void>();
   const watched = new Map<string, number>();
 
+  /** Rows of transfers started elsewhere whose name the host's list has not given yet: their end is told once it has. */
+  const naming = new Set<string>();
+
   /**
    * A row for a transfer this page did not start (the CLI's, the XO's, another window's), or whose
    * start it has not heard answered yet. What it moves comes from the host's list, unless the
-   * page's own start names it first.
+   * page's own start names it first. An upload from the host's disk can be retried from its row
+   * (sftp.upload of the same local file or folder), as the page's own uploads can.
    */
   function startedElsewhere(p: TransferProgress): TransferRow {
     const r = add({ id: p.transferId, sessionId: p.sessionId, direction: p.direction, name: '', remotePath: '', bytes: 0, totalBytes: p.totalBytes });
+    naming.add(p.transferId);
     void host
       .call('sftp.transfers', { sessionId: p.sessionId })
       .then((list) => {
         const t = list.find((x) => x.transferId === p.transferId);
         const named = row(p.transferId);
         if (!t || !named || named.name) return;
-        // Named as the page names its own: the file or folder that moves, by its last path segment.
-        const path = t.direction === 'upload' && t.localPath ? t.localPath : t.remotePath;
-        named.name = path.replace(/[\\/]+$/, '').split(/[\\/]/).pop() || path;
+        // Named as the page names its own: by the server's side, where an upload goes ("deploy.sh"
+        // sent as deploy-cli.sh is deploy-cli.sh) and what a download takes; its last path segment.
+        named.name = t.remotePath.replace(/\/+$/, '').split('/').pop() || t.remotePath;
         named.remotePath = t.remotePath;
         // Events carry the left-out list only when it changes: it may have changed before this page heard of the transfer.
         if (t.leftOut && !named.leftOut.length) named.leftOut = t.leftOut;
+        const { localPath } = t;
+        if (t.direction === 'upload' && localPath) setRetry(t.transferId, () => uploadAgain(t.sessionId, localPath, t.remotePath, named.name));
       })
-      .catch(() => undefined); // the link went down: the row stays unnamed, its figures still right
+      .catch(() => undefined) // the link went down: the row stays unnamed, its figures still right
+      .finally(() => {
+        naming.delete(p.transferId);
+        const now = row(p.transferId);
+        if (now && now.state !== 'running') ended(now);
+      });
     return r;
+  }
+
+  /**
+   * An upload another client started from the host's disk, again: sftp.upload of the same local
+   * file or folder. Whether it was meant to replace what was there is not known here, so a
+   * destination that is there now is asked about, as the page's own uploads ask.
+   */
+  async function uploadAgain(sessionId: string, localPath: string, remotePath: string, name: string): Promise<void> {
+    const start = (overwrite: boolean) => host.call('sftp.upload', { sessionId, localPath, remotePath, overwrite });
+    try {
+      await start(false);
+    } catch (err) {
+      const e = asWraithError(err);
+      if (e.details?.reason !== 'exists') throw e;
+      const replace = await confirmDialog({ title: `Replace ${name}?`, message: `${remotePath} already exists on the server.`, confirmLabel: 'Replace', danger: true });
+      if (replace) await start(true);
+    }
   }
 
   /** What the host said of a transfer: an event, or what it answered after a reconnect. */
@@ -406,6 +448,7 @@ export const useSftpStore = defineStore('sftp', () => {
     setRetry,
     retry,
     onProgress,
+    onEnded,
     watch,
   };
 });

@@ -2,6 +2,7 @@ import { SFTP_CHUNK_MAX_BYTES, type TransferProgress, filesNotUploaded } from '@
 import { WraithError, fromSerializedError } from '@common/errors.js';
 import { asWraithError } from '../../composables/errors.js';
 import { useHost } from '../../transport/index.js';
+import { relativePathOf } from './relative-path.js';
 import { runPool } from './run-pool.js';
 import { type TransferRow, reportedOnRow, useSftpStore } from './sftp-store.js';
 
@@ -134,7 +135,7 @@ export function fromInput(list: FileList): { files: UploadItem[]; dirs: string[]
   const files: UploadItem[] = [];
   const dirs = new Set<string>();
   for (const file of Array.from(list)) {
-    const rel = file.webkitRelativePath || file.name;
+    const rel = relativePathOf(file);
     files.push({ file, relPath: rel });
     const parts = rel.split('/');
     for (let i = 1; i < parts.length; i++) dirs.add(parts.slice(0, i).join('/'));
@@ -372,7 +373,9 @@ export function useSftpTransfers(sessionId: () => string | null) {
    * for it. Cancel stops every file (those under way remove their temps first); Retry sends the
    * files that did not arrive. When a file exists, `askReplace` is asked once (while the others
    * wait for the answer) and the answer holds for the rest of the batch. `landed` hears each file
-   * that arrived (the panel lists the folder again, now and then).
+   * that arrived (the panel lists the folder again, now and then). Files of the upload that were
+   * never sent (`notSent`: their folder could not be made) count among its files, and a row that
+   * sent all the others still says they did not upload, and why: one count for the upload.
    */
   async function uploadBatch(
     items: BatchItem[],
@@ -384,11 +387,14 @@ export function useSftpTransfers(sessionId: () => string | null) {
       landed?: () => void;
       /** The folders made for this upload (not there before it): they stay if it is cancelled. */
       madeFolders?: string[];
+      /** Files of this upload kept back before it began, named as `label`s are, and why. */
+      notSent?: { label: string; message: string }[];
     },
   ): Promise<{ failed: { item: BatchItem; message: string }[]; kept: number }> {
     const sid = requireSession();
     const id = `batch-${++batchCount}`;
     const totalBytes = items.reduce((n, it) => n + it.file.size, 0);
+    const notSent = opts.notSent ?? [];
     const r = store.add({
       id,
       sessionId: sid,
@@ -398,7 +404,7 @@ export function useSftpTransfers(sessionId: () => string | null) {
       bytes: 0,
       totalBytes,
       batch: true,
-      filesTotal: items.length,
+      filesTotal: items.length + notSent.length,
       madeFolders: opts.madeFolders ?? [],
     });
     const signal = store.abortController(id).signal;
@@ -496,20 +502,22 @@ export function useSftpTransfers(sessionId: () => string | null) {
     }
     const answer = replace === null ? null : await replace;
     const retryable = [...left, ...failed.map((f) => f.item)];
-    // A retry makes no folder: those this upload made are there by then.
+    // A retry makes no folder: those this upload made are there by then, and the files kept back
+    // for one it could not make are not sent again (their row names them again).
     if (retryable.length) store.setRetry(id, () => uploadBatch(retryable, { ...opts, replace: answer, madeFolders: [] }).then(() => undefined));
     // Files kept, else what the host said of a file (an owner that changed).
     const note = (kept ? `${kept} ${kept === 1 ? 'file that was' : 'files that were'} already there ${kept === 1 ? 'was' : 'were'} kept.` : null) ?? r.notice;
     if (signal.aborted) store.update(id, { state: 'cancelled', bytesPerSecond: 0, etaSeconds: null, notice: note });
-    else if (failed.length) {
+    else if (failed.length || notSent.length) {
+      const notUploaded = [...notSent.map((n) => ({ name: n.label, message: n.message })), ...failed.map((f) => ({ name: f.item.label, message: f.message }))];
       store.update(id, {
         state: 'failed',
         bytesPerSecond: 0,
         etaSeconds: null,
         notice: note,
-        error: filesNotUploaded(failed.map((f) => ({ name: f.item.label, message: f.message })), items.length),
-        // Every file cut off by the dropped connection: the batch was.
-        errorCode: failed.every((f) => f.code === failed[0]?.code) ? (failed[0]?.code ?? null) : 'EIO',
+        error: filesNotUploaded(notUploaded, items.length + notSent.length),
+        // Every file cut off by the dropped connection: the batch was (files never sent were not).
+        errorCode: !notSent.length && failed.every((f) => f.code === failed[0]?.code) ? (failed[0]?.code ?? null) : 'EIO',
       });
     } else store.update(id, { state: 'done', bytesPerSecond: 0, etaSeconds: null, notice: note });
     return { failed, kept };

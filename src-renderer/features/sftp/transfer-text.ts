@@ -40,3 +40,40 @@ export function cancelledText(t: Ended): string {
   if (made.length === 1) return `${arrived} The folder ${made[0]} was made for this upload and stays.`;
   return `${arrived} The ${made.length} folders made for this upload (${made.join(', ')}) stay.`;
 }
+
+/** How far a transfer is, in whole percent (null: its size is not known yet). */
+export function percentDone(bytes: number, total: number | null): number | null {
+  if (total === null) return null;
+  if (total === 0) return 100;
+  return Math.min(100, Math.floor((bytes / total) * 100));
+}
+
+/** What a running transfer's row knows of it that says which it is and how far. */
+type Running = Pick<TransferRow, 'direction' | 'name' | 'remotePath' | 'bytes' | 'totalBytes'>;
+
+/** "the upload of big1g (12 %)", "the upload of a (3 %), the download of b.log (40 %) and 2 more". */
+function stoppingList(list: readonly Running[]): string {
+  const SHOWN = 4;
+  const named = list.slice(0, list.length > SHOWN ? SHOWN - 1 : SHOWN).map((t) => {
+    const p = percentDone(t.bytes, t.totalBytes);
+    return `the ${t.direction} of ${t.name || t.remotePath}${p === null ? '' : ` (${p} %)`}`;
+  });
+  if (named.length < list.length) named.push(`${list.length - named.length} more`);
+  return named.length > 1 ? `${named.slice(0, -1).join(', ')} and ${named[named.length - 1] ?? ''}` : (named[0] ?? '');
+}
+
+/** The running transfers a question about closing their tab names: "The upload of big1g (12 %) will stop." */
+export function transfersWillStop(list: readonly Running[]): string {
+  if (!list.length) return '';
+  const named = stoppingList(list);
+  return list.length === 1 ? `${named.charAt(0).toUpperCase()}${named.slice(1)} will stop.` : `${list.length} transfers will stop: ${named}.`;
+}
+
+/**
+ * What closing tabs stopped, said once it has (`closing`: "Closing web01", "Closing 3 tabs"):
+ * "Closing web01 stopped the upload of big1g (12 %)."
+ */
+export function transfersStopped(closing: string, list: readonly Running[]): string {
+  const named = stoppingList(list);
+  return list.length === 1 ? `${closing} stopped ${named}.` : `${closing} stopped ${list.length} transfers: ${named}.`;
+}
