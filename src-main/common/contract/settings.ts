@@ -29,6 +29,11 @@ export const SettingsSchema = z.object({
   'terminal.lineHeight': z.number().min(1).max(2).default(1.1),
   'terminal.scrollback': z.number().int().min(0).max(200_000).default(10_000),
   'terminal.copyOnSelect': z.boolean().default(false),
+  /**
+   * A program in a terminal may put text on the clipboard with OSC 52, as vim, neovim and tmux do
+   * over SSH (never read it). Each tab says so the first time.
+   */
+  'terminal.osc52Copy': z.boolean().default(true),
   /** auto: WebGL when the GPU draws it, the DOM renderer when WebGL is software (SwiftShader, llvmpipe). */
   'terminal.renderer': z.enum(['auto', 'webgl', 'dom']).default('auto'),
   'terminal.confirmMultilinePaste': z.boolean().default(true),

@@ -31,6 +31,12 @@ export const terminalMethods = {
       dropped: z.number().int(),
       /** More output than maxBytes was available after `nextSeq`. */
       truncated: z.boolean(),
+      /**
+       * Escape sequences that put a fresh terminal in the modes in effect at `seq` (the alternate
+       * screen, mouse reporting, bracketed paste, the scroll region…), which the sequences that set
+       * them, older than `seq`, no longer do: a view writes them before `text`. '' when none.
+       */
+      restore: z.string(),
       closed: z.boolean(),
     }),
     'Reads session output from the ring buffer (without sinceSeq: the last maxBytes).',

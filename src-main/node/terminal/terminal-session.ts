@@ -4,6 +4,7 @@ import { FRESH_MODES } from '../../common/terminal-modes.js';
 import { allocFramed } from '../frame-headroom.js';
 import type { EventBus } from '../router.js';
 import type { SessionHandle } from '../sessions/session-registry.js';
+import { TerminalModeTracker } from './mode-tracker.js';
 import { Osc7Tracker } from './osc7.js';
 import { DEFAULT_RING_BUFFER_BYTES, type RingRead, TerminalRingBuffer } from './ring-buffer.js';
 
@@ -67,8 +68,8 @@ export interface TerminalSessionOptions {
 }
 
 /**
- * What SSH shells and local PTYs share: the output ring buffer, OSC 7 tracking, batching of
- * output into `terminal.data` events, and credit flow control.
+ * What SSH shells and local PTYs share: the output ring buffer, OSC 7 tracking, the terminal modes
+ * a read back must start in, batching of output into `terminal.data` events, and credit flow control.
  *
  * Flow control. Every emitted byte is a credit the view owes back through `terminal.ack`. Above
  * the high watermark of unacknowledged bytes the source is paused (ssh2 stops widening the
@@ -82,6 +83,8 @@ export interface TerminalSessionOptions {
 export abstract class TerminalSession implements SessionHandle {
   readonly ring: TerminalRingBuffer;
   readonly osc7 = new Osc7Tracker();
+  /** The modes in effect at each point of the ring buffer, for terminal.read's `restore`. */
+  private readonly modes: TerminalModeTracker;
   cols: number;
   rows: number;
   protected source: TerminalSource | null = null;
@@ -101,6 +104,7 @@ export abstract class TerminalSession implements SessionHandle {
     opts: TerminalSessionOptions,
   ) {
     this.ring = new TerminalRingBuffer(opts.ringBufferBytes ?? DEFAULT_RING_BUFFER_BYTES);
+    this.modes = new TerminalModeTracker(this.ring.capacity, opts.rows);
     this.cols = opts.cols;
     this.rows = opts.rows;
     this.flowOpts = { ...DEFAULT_FLOW, ...opts.flow };
@@ -126,13 +130,15 @@ export abstract class TerminalSession implements SessionHandle {
   }
 
   resize(cols: number, rows: number): void {
+    if (cols !== this.cols || rows !== this.rows) this.modes.resized(rows);
     this.cols = cols;
     this.rows = rows;
     this.source?.resize(cols, rows);
   }
 
-  read(sinceSeq: number | undefined, maxBytes: number, stripAnsi: boolean): RingRead & { closed: boolean } {
-    return { ...this.ring.read(sinceSeq, maxBytes, { stripAnsi }), closed: !this.live };
+  read(sinceSeq: number | undefined, maxBytes: number, stripAnsi: boolean): RingRead & { restore: string; closed: boolean } {
+    const r = this.ring.read(sinceSeq, maxBytes, { stripAnsi });
+    return { ...r, restore: this.modes.restoreAt(r.seq), closed: !this.live };
   }
 
   ack(bytes: number): void {
@@ -174,6 +180,7 @@ export abstract class TerminalSession implements SessionHandle {
     if (data.length === 0) return;
     const seq = this.ring.write(data);
     this.osc7.feed(data);
+    this.modes.feed(data, seq);
     if (this.pendingBytes === 0) this.pendingSeq = seq;
     this.pending.push(data);
     this.pendingBytes += data.length;

@@ -21,6 +21,10 @@ import { bufferText, registerTerminal } from './terminal-inspect.js';
 import { boldIsBright, terminalTheme } from './terminal-themes.js';
 import { terminalFontFamily } from './font-family.js';
 import { cwdFromOsc7 } from './osc7-cwd.js';
+import { type ProgramCopy, readOsc52 } from './osc52.js';
+
+/** What came of a program's OSC 52 copy: on the clipboard, refused by the browser, or over the cap. */
+export type ProgramCopyReport = { outcome: 'copied'; text: string } | { outcome: 'refused'; text: string } | { outcome: 'too-large'; bytes: number };
 
 export interface UseTerminalOptions {
   /** Show the session's recent output (terminal.read) before live data: a tab re-opened after a reload. */
@@ -47,6 +51,11 @@ export interface UseTerminalOptions {
    * paste on; a paste is asked about as if this one had it off when one of them does not.
    */
   othersBracketed?: () => boolean;
+  /**
+   * A program put text on the clipboard with OSC 52 (Settings allow it by default), or tried to:
+   * the pane says so. Output read back after a reload copies nothing again.
+   */
+  onProgramCopy?: (report: ProgramCopyReport) => void;
 }
 
 /**
@@ -208,6 +217,8 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, options:
   let feeder: OutputFeeder | null = null;
   /** A re-attached view's read of the session's earlier output, while it is out: notices wait for it. */
   let replaying: Promise<void> | null = null;
+  /** While xterm parses that earlier output: what a program did in it (OSC 52 copies) was done when it came. */
+  let parsingReplay = false;
 
   function send(data: string | Uint8Array<ArrayBuffer>): void {
     if (!attached) return;
@@ -325,7 +336,10 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, options:
         .then((r) => {
           if (!live) return;
           if (r.dropped > 0 || r.seq > 0) t.write('\x1b[2m[earlier output not kept]\x1b[0m\r\n');
-          t.write(r.text);
+          // The modes a program set before the bytes read back (vim's alternate screen and mouse
+          // reports): the screen it draws on must be the one it chose, before it is drawn.
+          parsingReplay = true;
+          t.write(r.restore + r.text, () => (parsingReplay = false));
           shownUpTo = r.nextSeq;
           expected = Math.max(expected ?? 0, r.nextSeq);
         })
@@ -390,6 +404,17 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, options:
     // xterm wraps it in ESC[200~ … ESC[201~ when the program asked for bracketed paste.
     term?.paste(text);
     options.onUserInput?.({ kind: 'paste', text });
+  }
+
+  /** Puts a program's OSC 52 text on the clipboard (no fallback: the copy command needs a user's key press or click). */
+  async function copyForProgram(copy: ProgramCopy): Promise<void> {
+    if (copy.kind === 'none') return;
+    if (copy.kind === 'too-large') {
+      options.onProgramCopy?.({ outcome: 'too-large', bytes: copy.bytes });
+      return;
+    }
+    const copied = navigator.clipboard ? await navigator.clipboard.writeText(copy.text).then(() => true, () => false) : false;
+    options.onProgramCopy?.(copied ? { outcome: 'copied', text: copy.text } : { outcome: 'refused', text: copy.text });
   }
 
   /**
@@ -514,6 +539,11 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, options:
         const cwd = cwdFromOsc7(report);
         if (cwd) options.onCwd?.(cwd);
         return false;
+      }),
+      // Handled whatever it asks: a query for the clipboard's content is never answered.
+      t.parser.registerOscHandler(52, (payload) => {
+        if (!parsingReplay && settings.values['terminal.osc52Copy']) void copyForProgram(readOsc52(payload));
+        return true;
       }),
     ];
     disposers.push(() => subscriptions.forEach((sub) => sub.dispose()));
