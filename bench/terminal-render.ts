@@ -27,6 +27,9 @@
  *      pty, SSH window, the host's flow-control window, WebSocket — are rendered first, so this
  *      figure grows with the terminal flow-control window). Anchor: the same with `sleep 60`
  *      instead of the flood (nothing in flight: the fixed cost of the round trip and the prompt).
+ *   4. Keystroke echo beside a flood, p50/p99/max: as 2, in the first tab, while a second tab of
+ *      the same window (not shown) runs `yes`: both share the page's main thread and the host's
+ *      WebSocket, so this is what a runaway log in one tab costs typing in another. Anchor: 2.
  *
  * How the page is driven: Playwright opens the app and the SSH tab through the UI and runs the
  * xterm-only anchors, then disconnects for each timed part on Wraith's tab, which runs over a bare
@@ -35,7 +38,7 @@
  * not, and the anchors receive no frames, so timing Wraith under it measured the bench (about 15
  * points of the throughput ratio on this 2-core machine). `--playwright` times it that way anyway.
  *
- * Run: npm run build && node --import tsx bench/terminal-render.ts [--mb 64] [--rounds 2] [--keys 300] [--ctrlc 5] [--dom] [--skip-throughput] [--playwright]
+ * Run: npm run build && node --import tsx bench/terminal-render.ts [--mb 64] [--rounds 2] [--keys 300] [--ctrlc 5] [--other-keys 100] [--dom] [--skip-throughput] [--playwright]
  * Needs root and openssh-server (the sshd harness), and /usr/bin/chromium.
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -69,6 +72,8 @@ const SKIP_THROUGHPUT = flagArg('skip-throughput');
 /** `--ctrlc N`: Ctrl+C stop-latency repetitions (figure 3). */
 const CTRLC_REPS = numberArg('ctrlc', 5);
 const FLOOD_MS = 2_000;
+/** `--other-keys N`: keys timed in one tab while another tab of the window floods (figure 4); 0 skips it. */
+const OTHER_TAB_KEYS = numberArg('other-keys', 100);
 const CTRLC_TIMEOUT_MS = 60_000;
 /** The tab's prompt during figure 3; the typed command splits it with quotes, so its echo never matches. */
 const PROMPT = '__WRAITH_PS__>';
@@ -460,13 +465,13 @@ function expectedSuffix(i: number): string {
   return s;
 }
 
-async function wraithEcho(page: BenchPage, id: string): Promise<{ parsed: number[]; frame: number[] }> {
+async function wraithEcho(page: BenchPage, id: string, keys = KEYS): Promise<{ parsed: number[]; frame: number[] }> {
   await page.click(TAB_XTERM);
   await page.type('clear; stty -icanon; cat >/dev/null\n');
   await sleep(800);
   const parsed: number[] = [];
   const frame: number[] = [];
-  for (let i = 0; i < KEYS + WARMUP_KEYS; i++) {
+  for (let i = 0; i < keys + WARMUP_KEYS; i++) {
     await page.evaluate(
       ([sid, want]) => {
         const inspect = window.wraithInspect?.terminals;
@@ -560,6 +565,44 @@ async function wraithCtrlC(page: BenchPage, id: string, command: string, reps: n
     await sleep(300);
   }
   return lat.sort((a, b) => a - b);
+}
+
+// ---------------------------------------------------------------- 4. echo beside a flooding tab
+/**
+ * Opens a second tab on the same saved connection (its key is trusted by now), starts a flood of
+ * `yes` in it and makes the first tab active again: the flood goes on in a tab no one looks at,
+ * as a runaway log does. Returns a function that stops the flood and ends the second tab's shell.
+ */
+async function floodInAnotherTab(page: Page, firstId: string): Promise<(page: Page) => Promise<void>> {
+  const tabs = page.getByRole('tab');
+  const before = await tabs.count();
+  await page.getByRole('treeitem', { name: /^bench sshd, SSH/ }).dblclick();
+  const pane = page.locator('.tab-panel:visible .terminal-pane[data-session-id]');
+  const until = Date.now() + 20_000;
+  let otherId: string | null = null;
+  while (Date.now() < until && (!otherId || otherId === firstId)) {
+    otherId = await pane.getAttribute('data-session-id').catch(() => null);
+    if (!otherId || otherId === firstId) await sleep(100);
+  }
+  if (!otherId || otherId === firstId || (await tabs.count()) !== before + 1) throw new Error('the second tab did not open');
+  const other = otherId;
+  await page.locator('.tab-panel:visible .xterm').click();
+  await page.keyboard.type('echo other-$((20+2))\n');
+  await waitForTail(page, other, 'other-22');
+  await page.keyboard.type('yes wraith-other-tab-flood\n');
+  await sleep(1_000);
+  await tabs.nth(before - 1).click();
+  const shown = await pane.getAttribute('data-session-id');
+  if (shown !== firstId) throw new Error(`the first tab is not the active one again (${shown})`);
+  // Playwright reconnects after the timed part (onWraithTab), so the stop gets the page anew.
+  return async (now: Page) => {
+    const nowTabs = now.getByRole('tab');
+    await nowTabs.nth(before).click();
+    await now.locator('.tab-panel:visible .xterm').click();
+    await now.keyboard.press('Control+C');
+    await now.keyboard.type('exit\n');
+    await nowTabs.nth(before - 1).click();
+  };
 }
 
 /**
@@ -819,6 +862,18 @@ try {
   });
   console.log(`  anchor, no flood (sleep 60): p50 ${ms3(pct(idle, 50))}  max ${ms3(idle[idle.length - 1] ?? NaN)}`);
   console.log(`  Wraith tab, yes flood      : p50 ${ms3(pct(cc, 50))}  max ${ms3(cc[cc.length - 1] ?? NaN)}`);
+  if (OTHER_TAB_KEYS > 0) {
+    console.log(`\n4. Keystroke echo beside a flood (${OTHER_TAB_KEYS} keys in the first tab while a second tab of the same window runs yes)`);
+    const stopFlood = await floodInAnotherTab(pwPage(isWraith), id);
+    console.log(`  flood running in the other tab (load ${load()})`);
+    const beside = await onWraithTab(async (tab) => {
+      await tab.bringToFront();
+      return wraithEcho(tab, id, OTHER_TAB_KEYS);
+    });
+    await stopFlood(pwPage(isWraith));
+    console.log(`  Wraith tab beside a flood (keydown → echo parsed by xterm): p50 ${ms3(pct(beside.parsed, 50))}  p99 ${ms3(pct(beside.parsed, 99))}  max ${ms3(beside.parsed[beside.parsed.length - 1] ?? NaN)}`);
+    console.log(`  the same, keydown → next frame after                   : p50 ${ms3(pct(beside.frame, 50))}  p99 ${ms3(pct(beside.frame, 99))}  (no flood: figure 2)`);
+  }
   const errors = pageErrors.filter((e) => !/WebSocket connection to .* failed/.test(e));
   if (errors.length) console.log(`page errors: ${errors.join(' | ')}`);
   console.log(`\nload average at end ${load()}`);

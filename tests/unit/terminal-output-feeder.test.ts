@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type FeederTarget, OutputFeeder } from '../../src-renderer/features/terminal/output-feeder.js';
+import { BACKGROUND_WRITE_BYTES, type FeederTarget, OutputFeeder, inNewTask } from '../../src-renderer/features/terminal/output-feeder.js';
 
 /**
  * An xterm stand-in whose writes finish only when the test says the parser got to them. Like
@@ -84,6 +84,71 @@ describe('OutputFeeder', () => {
     target.finish(1);
     expect(acks.reduce((a, b) => a + b, 0)).toBe(7 + 3 + 5);
     expect(target.text()).toBe('xyzuvw');
+  });
+
+  it('in the background writes small pieces, each in a task of its own, and credits each piece as it is parsed', () => {
+    const target = new SlowTarget();
+    const acks: number[] = [];
+    const tasks: (() => void)[] = [];
+    const f = new OutputFeeder(target, (n) => acks.push(n), 1024 * 1024, (fn) => tasks.push(fn));
+    f.background = true;
+    // One large chunk from the host, as a flood sends them, owed in full; then a small one.
+    const big = new Uint8Array(2 * BACKGROUND_WRITE_BYTES + 100).fill(0x61);
+    f.push(big, big.byteLength);
+    f.push(bytes('tail'), 4);
+    expect(target.writes).toHaveLength(1);
+    expect(target.writes[0]!.data.byteLength).toBe(BACKGROUND_WRITE_BYTES);
+    target.finish(0);
+    expect(acks).toEqual([BACKGROUND_WRITE_BYTES]);
+    // The next piece waits for a task of its own: whatever the page queued meanwhile goes first.
+    expect(target.writes).toHaveLength(1);
+    expect(tasks).toHaveLength(1);
+    tasks.shift()!();
+    expect(target.writes[1]!.data.byteLength).toBe(BACKGROUND_WRITE_BYTES);
+    target.finish(1);
+    tasks.shift()!();
+    // What is left of the big chunk (100 bytes) and the small one merge, as in front.
+    expect(Buffer.from(target.writes[2]!.data).toString('latin1')).toBe('a'.repeat(100) + 'tail');
+    target.finish(2);
+    tasks.shift()!();
+    expect(target.writes).toHaveLength(3);
+    expect(acks).toEqual([BACKGROUND_WRITE_BYTES, BACKGROUND_WRITE_BYTES, 104]);
+    expect(target.text()).toBe('a'.repeat(big.byteLength) + 'tail');
+  });
+
+  it('a piece of a chunk credited less than its bytes (trimmed after a read back) never credits more than owed', () => {
+    const target = new SlowTarget();
+    const acks: number[] = [];
+    const f = new OutputFeeder(target, (n) => acks.push(n), 1024 * 1024, (fn) => fn());
+    f.background = true;
+    f.push(new Uint8Array(3 * BACKGROUND_WRITE_BYTES).fill(0x62), 10);
+    for (let i = 0; i < 3; i++) target.finish(i);
+    expect(target.writes).toHaveLength(3);
+    expect(acks.reduce((a, b) => a + b, 0)).toBe(10);
+  });
+
+  it('back in front, a large chunk is written whole again', () => {
+    const target = new SlowTarget();
+    const f = new OutputFeeder(target, () => {}, 1024 * 1024, (fn) => fn());
+    f.background = true;
+    const big = new Uint8Array(4 * BACKGROUND_WRITE_BYTES).fill(0x63);
+    f.push(big, big.byteLength);
+    f.background = false;
+    target.finish(0);
+    expect(target.writes[1]!.data.byteLength).toBe(3 * BACKGROUND_WRITE_BYTES);
+  });
+
+  it('inNewTask runs its functions in order, each later than the code that queued it', async () => {
+    const order: string[] = [];
+    await new Promise<void>((resolve) => {
+      inNewTask(() => order.push('first'));
+      inNewTask(() => {
+        order.push('second');
+        resolve();
+      });
+      order.push('sync');
+    });
+    expect(order).toEqual(['sync', 'first', 'second']);
   });
 
   it('after dispose nothing is written or credited', () => {

@@ -14,6 +14,14 @@
  * Merged writes reuse one buffer: xterm has parsed a write before it calls back, and only one
  * write is outstanding, so the buffer is free again when the next merge happens. A fresh 1 MiB
  * buffer per write cost ~50 ms of main-thread time and extra GC per 32 MiB.
+ *
+ * A tab no one sees (`background`) shares the page's one main thread with the tab in front. Its
+ * flood written 1 MiB at a time held the front tab's echo behind whole megabytes of parsing (a
+ * key typed beside a `yes` in another tab: p50 0.3 s, bench/terminal-render.ts figure 4). So a
+ * background feeder writes at most BACKGROUND_WRITE_BYTES at once — splitting the host's large
+ * chunks — and starts each write in a task of its own, so the front tab's output, which arrives
+ * as tasks too, waits for one small write at most. No one is looking at the background tab, so
+ * the frames its larger writes would save are not painted anyway.
  */
 export interface FeederTarget {
   /** `data` may be reused once `parsed` has been called (xterm.js has consumed it by then). */
@@ -21,6 +29,27 @@ export interface FeederTarget {
 }
 
 export const MAX_WRITE_BYTES = 1024 * 1024;
+/** The most a background feeder writes at once: a few milliseconds of parsing. */
+export const BACKGROUND_WRITE_BYTES = 32 * 1024;
+
+/** Schedules `fn` as a task of its own. */
+export type TaskScheduler = (fn: () => void) => void;
+
+let taskChannel: MessageChannel | null = null;
+const channelTasks: (() => void)[] = [];
+/**
+ * A message to ourselves: a task of its own, behind what is already queued (the front tab's
+ * output, input events). setTimeout(0) would do the same but is clamped to 4 ms once chained,
+ * which would cap a background flood at 8 MiB/s.
+ */
+export const inNewTask: TaskScheduler = (fn) => {
+  if (!taskChannel) {
+    taskChannel = new MessageChannel();
+    taskChannel.port1.onmessage = () => channelTasks.shift()?.();
+  }
+  channelTasks.push(fn);
+  taskChannel.port2.postMessage(null);
+};
 
 export class OutputFeeder {
   private queue: { data: Uint8Array; credit: number }[] = [];
@@ -29,11 +58,14 @@ export class OutputFeeder {
   private writing = false;
   private disposed = false;
   private scratch: Uint8Array | null = null;
+  /** The tab is not shown: small writes, each in a task of its own (see above). */
+  background = false;
 
   constructor(
     private readonly target: FeederTarget,
     private readonly ack: (bytes: number) => void,
     private readonly maxWrite = MAX_WRITE_BYTES,
+    private readonly nextTask: TaskScheduler = inNewTask,
   ) {}
 
   /** `credit`: bytes owed to the host once `data` is parsed (0 when already credited). */
@@ -66,28 +98,42 @@ export class OutputFeeder {
       return;
     }
     this.writing = true;
-    const { data, credit } = this.take();
+    const background = this.background;
+    const { data, credit } = this.take(background ? Math.min(BACKGROUND_WRITE_BYTES, this.maxWrite) : this.maxWrite, background);
     this.target.write(data, () => {
       if (this.disposed) return;
       this.ack(credit);
-      this.writeNext();
+      if (background) this.nextTask(() => this.writeNext());
+      else this.writeNext();
     });
   }
 
-  /** Up to maxWrite bytes from the front of the queue (at least one chunk), as one buffer. */
-  private take(): { data: Uint8Array; credit: number } {
+  /**
+   * Up to `limit` bytes from the front of the queue as one buffer: at least one chunk, unless
+   * `split`, when a larger first chunk is cut to `limit` (its credit goes with its pieces as they
+   * are written, what is left of it on its last).
+   */
+  private take(limit: number, split: boolean): { data: Uint8Array; credit: number } {
+    const first = this.queue[0];
+    if (split && first && first.data.byteLength > limit) {
+      const credit = Math.min(first.credit, limit);
+      const data = first.data.subarray(0, limit);
+      first.data = first.data.subarray(limit);
+      first.credit -= credit;
+      return { data, credit };
+    }
     let size = 0;
     let count = 0;
     let credit = 0;
     for (const c of this.queue) {
-      if (count > 0 && size + c.data.byteLength > this.maxWrite) break;
+      if (count > 0 && size + c.data.byteLength > limit) break;
       size += c.data.byteLength;
       credit += c.credit;
       count++;
     }
     const taken = this.queue.splice(0, count);
     if (taken.length === 1 && taken[0]) return taken[0];
-    // size ≤ maxWrite here: a chunk over maxWrite only ever travels alone (above).
+    // size ≤ limit ≤ maxWrite here: a chunk over the limit only ever travels alone (above).
     this.scratch ??= new Uint8Array(this.maxWrite);
     const data = this.scratch.subarray(0, size);
     let at = 0;

@@ -2,6 +2,8 @@ import type { Terminal } from '@xterm/xterm';
 import { cursorBlinks } from './cursor-blink.js';
 
 const live = new Map<string, Terminal>();
+/** Whether a session's view writes its output as a tab not in front (output-feeder.ts `background`). */
+const inBackground = new Map<string, () => boolean>();
 
 /** Read-only access to what a terminal shows, by session id: for accessibility tools, E2E tests and benchmarks. */
 export interface TerminalInspector {
@@ -29,12 +31,17 @@ export interface TerminalShape {
   cursorStyle: string;
   cursorBlink: boolean;
   background: string;
+  /** The view writes output as a tab not on screen: in small pieces that yield to the tab in front. */
+  outputInBackground: boolean;
 }
 
-export function registerTerminal(sessionId: string, term: Terminal): () => void {
+export function registerTerminal(sessionId: string, term: Terminal, outputInBackground: () => boolean = () => false): () => void {
   live.set(sessionId, term);
+  inBackground.set(sessionId, outputInBackground);
   return () => {
-    if (live.get(sessionId) === term) live.delete(sessionId);
+    if (live.get(sessionId) !== term) return;
+    live.delete(sessionId);
+    inBackground.delete(sessionId);
   };
 }
 
@@ -83,6 +90,7 @@ export const terminalInspector: TerminalInspector = {
       cursorStyle: o.cursorStyle ?? 'block',
       cursorBlink: cursorBlinks(term),
       background: o.theme?.background ?? '',
+      outputInBackground: inBackground.get(sessionId)?.() ?? false,
     };
   },
   selection: (sessionId) => live.get(sessionId)?.getSelection() ?? null,

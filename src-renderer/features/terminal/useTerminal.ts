@@ -215,6 +215,8 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, options:
   const disposers: (() => void)[] = [];
   /** Feeds the attached session's output to xterm; local notices queue behind it. */
   let feeder: OutputFeeder | null = null;
+  /** Whether the terminal is on screen (its tab in front): a hidden one's output yields to it (output-feeder.ts). */
+  let onScreen = true;
   /** A re-attached view's read of the session's earlier output, while it is out: notices wait for it. */
   let replaying: Promise<void> | null = null;
   /** While xterm parses that earlier output: what a program did in it (OSC 52 copies) was done when it came. */
@@ -267,6 +269,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, options:
     let expected: number | null = null;
     // Credit goes back only once xterm has parsed the bytes: that is what bounds memory.
     const output = new OutputFeeder({ write: (data, parsed) => t.write(data, parsed) }, (bytes) => hub.ack(id, bytes));
+    output.background = !onScreen;
     feeder = output;
 
     const show = (data: Uint8Array, seq: number, acked: boolean) => {
@@ -323,7 +326,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, options:
       else show(data, seq, acked);
     });
     hub.arm(id);
-    const unregister = registerTerminal(id, t);
+    const unregister = registerTerminal(id, t, () => output.background);
     // Events sent while the link to the host was down are lost: catch up from the ring buffer.
     const offOpen = host.onOpen((reconnected) => {
       if (reconnected && live && expected !== null && !backlog) void catchUp(expected);
@@ -573,6 +576,15 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, options:
 
     observer = new ResizeObserver(refit);
     observer.observe(container);
+    // A tab that is not in front is display:none, which an IntersectionObserver reports as not intersecting.
+    const visibility = new IntersectionObserver((entries) => {
+      const entry = entries[entries.length - 1];
+      if (!entry) return;
+      onScreen = entry.isIntersecting;
+      if (feeder) feeder.background = !onScreen;
+    });
+    visibility.observe(container);
+    disposers.push(() => visibility.disconnect());
     if (container.offsetParent !== null) fit.fit();
     size.value = { cols: t.cols, rows: t.rows };
     options.onReady?.(t.cols, t.rows);
