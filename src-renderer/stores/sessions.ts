@@ -292,9 +292,15 @@ export const useSessionsStore = defineStore('sessions', () => {
    * Sessions with something running on the host: open, or connecting. A local shell that exited
    * and an SSH or RDP session that dropped are kept for their scrollback and a relaunch or
    * reconnect, but run nothing: "Sessions: N" does not count them, nor does leaving the page ask
-   * about them (the host keeps them, and a reload shows them again).
+   * about them (the host keeps them, and a reload shows them again). Another window's local shell
+   * panel is that window's only: this one neither shows it nor loses it when it goes.
    */
-  const runningCount = computed(() => Object.values(infos.value).filter((s) => s.state === 'open' || s.state === 'connecting').length);
+  const runningCount = computed(
+    () =>
+      Object.values(infos.value).filter(
+        (s) => (s.state === 'open' || s.state === 'connecting') && !(s.panel && s.id !== panelShell.value?.sessionId),
+      ).length,
+  );
 
   function allTabs(): SessionTab[] {
     return panelShell.value ? [...tabs.value, panelShell.value] : tabs.value;

@@ -192,6 +192,8 @@ describe('sessions opened elsewhere', () => {
       await other.goto(server.url);
       await other.getByText('Host: connected').waitFor();
       const before = await tabs().count();
+      const running = async () => Number(/Sessions: (\d+)/.exec(await page.locator('.status-bar').innerText())?.[1] ?? NaN);
+      const runningBefore = await running();
       const otherPanel = other.getByRole('region', { name: 'Local shell' });
       await other.keyboard.press('Control+Shift+G');
       await otherPanel.getByRole('button', { name: /^Launch/ }).last().click();
@@ -206,6 +208,9 @@ describe('sessions opened elsewhere', () => {
       await expect.poll(() => page.locator(`.terminal-pane[data-session-id="${fromCli}"]`).count(), { timeout: 10_000 }).toBe(1);
       expect(await page.locator(`.terminal-pane[data-session-id="${id}"]`).count()).toBe(0);
       expect(await tabs().count()).toBe(before + 1);
+      // "Sessions: N" here counts the new tab's shell, not the other window's panel shell, which
+      // this window neither shows nor loses when it goes (so leaving it does not ask about it).
+      await expect.poll(running).toBe(runningBefore + 1);
       // Nor as the other window shows it: in its panel, not as a tab of its own.
       await expect.poll(() => other.locator(`.terminal-pane[data-session-id="${fromCli}"]`).count(), { timeout: 10_000 }).toBe(1);
       expect(await other.locator(`.tab-panel .terminal-pane[data-session-id="${id}"]`).count()).toBe(0);
