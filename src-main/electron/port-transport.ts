@@ -17,6 +17,8 @@ export interface ContractPort {
 export function servePort(app: App, port: ContractPort): void {
   const connection = openConnection(app, 'ui', (m) => port.postMessage(m));
   port.onMessage((data) => connection.receive(data));
-  port.onClose(() => connection.close());
+  // A window's port closes only when its page goes (a reload, a closed window, a crash): unlike a
+  // WebSocket it never drops to come back, so the page has left for good.
+  port.onClose(() => connection.close('left'));
   port.start();
 }

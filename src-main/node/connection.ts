@@ -8,7 +8,12 @@ import { type CallContext, describeIssues } from './router.js';
 export interface ContractConnection {
   /** One inbound message, exactly as the wire decoded it (not yet trusted). */
   receive(raw: unknown): void;
-  close(): void;
+  /**
+   * The wire closed. `left`: the client went for good (its page closed or reloaded), which ends
+   * what it alone could have gone on with (CallContext.left); otherwise its link dropped and the
+   * same client may come back over a new one.
+   */
+  close(how?: 'left'): void;
 }
 
 /**
@@ -31,9 +36,12 @@ export function openConnection(
   let prefixes: string[] = [];
   let open = true;
   const gone = new AbortController();
-  // Every call of the connection listens on this one signal, as many at once as the client sends.
+  const left = new AbortController();
+  // Every call of the connection listens on this one signal, as many at once as the client sends;
+  // every upload the client streams, on the other.
   setMaxListeners(0, gone.signal);
-  const ctx: CallContext = { clientId, origin, signal: gone.signal, connectionSignal: gone.signal };
+  setMaxListeners(0, left.signal);
+  const ctx: CallContext = { clientId, origin, signal: gone.signal, connectionSignal: gone.signal, left: left.signal };
   /** The calls still running, by id, each with the controller its own signal comes from. */
   const running = new Map<number, AbortController>();
   const unsubscribe = app.bus.subscribe((name, payload) => {
@@ -84,10 +92,11 @@ export function openConnection(
         },
       );
     },
-    close() {
+    close(how) {
       if (!open) return;
       open = false;
       unsubscribe();
+      if (how === 'left') left.abort();
       gone.abort();
       for (const call of running.values()) call.abort();
       running.clear();

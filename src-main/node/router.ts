@@ -23,6 +23,12 @@ export interface CallContext {
    * in the caller's keeping (a window's local shell panel) learns from it when the caller is gone.
    */
   readonly connectionSignal?: AbortSignal;
+  /**
+   * Aborted when the caller has gone for good (a page closed or reloaded), not when its link
+   * dropped and may come back: what only it could go on with (the bytes of an upload it streams)
+   * ends then, instead of waiting for it.
+   */
+  readonly left?: AbortSignal;
 }
 
 export type Handler<M extends MethodName> = (

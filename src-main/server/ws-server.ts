@@ -298,8 +298,12 @@ function serveUpload(app: App, pathname: string, req: IncomingMessage, res: Serv
     }, fail);
   });
   // A body cut off (the page cancelled, the tab closed, the network dropped): the page cancels the
-  // transfer, or resumes it with a new link, or its idle timer ends it. What was gathered and not
-  // yet written is dropped; the new link starts at what was.
+  // transfer, or resumes it with a new link; a page closed or reloaded ends it as it goes (its
+  // WebSocket says so: serveSocket), and otherwise its idle timer does, saying it was cut off here.
+  // What was gathered and not yet written is dropped; the new link starts at what was.
+  req.on('close', () => {
+    if (!req.complete && !failed) app.sftp.uploadCut(transferId);
+  });
 }
 
 /** Content-Disposition for a file name of any characters: an ASCII fallback and the UTF-8 name (RFC 6266). */
@@ -358,6 +362,8 @@ const STREAM_EVENTS = new Set(['terminal.data', 'rdp.frame']);
  * that comes back reconnects. Browsers and `ws` answer pings by themselves.
  */
 const PING_INTERVAL_MS = 25_000;
+/** The WebSocket close code a browser sends for a page that is closed or navigated away from (RFC 6455 §7.4.1). */
+const WS_GOING_AWAY = 1001;
 /** Intervals in a row with nothing heard from a socket and none of its backlog drained, before it is dropped. */
 const SILENT_INTERVALS = 2;
 
@@ -397,7 +403,10 @@ function serveSocket(app: App, ws: WebSocket, origin: 'ui' | 'cli', pingInterval
   });
   const refuseFrame = (message: string) =>
     ws.send(encodeFrame({ t: 'error', id: null, error: { code: 'EBADARGS', message } } satisfies ServerMessage));
-  ws.on('close', () => connection.close());
+  // A browser closes a page's WebSockets with "going away" when the page is closed, reloaded or
+  // left (its worker's too): that page is gone for good. Any other end (1006: the connection
+  // dropped; 1000: the page's own reconnect) may be followed by the same page over a new socket.
+  ws.on('close', (code) => connection.close(code === WS_GOING_AWAY ? 'left' : undefined));
   ws.on('error', () => ws.terminate());
   ws.on('message', (data, isBinary) => {
     if (!isBinary) {

@@ -6,7 +6,7 @@
  * transport.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -311,6 +311,20 @@ describe('the Electron port transport', () => {
     } finally {
       wire.close();
     }
+  });
+
+  test('an upload a window streams fails at once when its port closes (the window reloaded or closed), leaving nothing', async () => {
+    const window = portClient(app);
+    const remotePath = `${served.dir}/window-gone.bin`;
+    const { transferId } = await window.client.call('sftp.uploadBegin', { sessionId, remotePath, size: 4 * 1024 * 1024 });
+    await window.client.call('sftp.uploadChunk', { transferId, offset: 0, data: new Uint8Array(1024 * 1024) });
+    window.close();
+    // Not after the 5 minutes a streamed upload waits for a sender that may come back: a window's port never does.
+    expect(await app.sftp.wait(transferId)).toMatchObject({
+      state: 'failed',
+      error: { code: 'EIO', reason: 'page_left', message: 'The page sending window-gone.bin was closed or reloaded at 1.0 MB of 4.0 MB; nothing was left behind.' },
+    });
+    expect(readdirSync(served.dir).filter((n) => n.includes('window-gone'))).toEqual([]);
   });
 
   test('a command run for a window whose port closes is stopped on the server', async () => {

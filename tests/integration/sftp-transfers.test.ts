@@ -718,13 +718,59 @@ describe('uploads streamed from the page', () => {
     await expect(call('sftp.uploadChunk', { transferId: 'nope', offset: 0, data: new Uint8Array(1) })).rejects.toMatchObject({ code: 'ENOTFOUND' });
   });
 
-  test('an abandoned streamed upload is dropped after the idle timeout, temp included', async () => {
+  test('an abandoned streamed upload fails after the idle timeout, saying so rather than "cancelled", temp included', async () => {
     const quick = new SftpService(provider, { streamIdleMs: 100 });
-    const { transferId } = await quick.uploadBegin({ sessionId: SESSION, remotePath: `${remoteDir}/abandoned.bin`, overwrite: false });
-    await quick.uploadChunk({ transferId, offset: 0, data: new Uint8Array(10) });
-    expect((await quick.wait(transferId)).state).toBe('cancelled');
+    const { transferId } = await quick.uploadBegin({ sessionId: SESSION, remotePath: `${remoteDir}/abandoned.bin`, size: 3000, overwrite: false });
+    await quick.uploadChunk({ transferId, offset: 0, data: new Uint8Array(1024) });
+    const ended = await quick.wait(transferId);
+    expect(ended.state).toBe('failed');
+    expect(ended.error).toEqual({
+      code: 'ETIMEOUT',
+      message: 'Nothing more of abandoned.bin came for 100 ms, at 1.0 KB of 2.9 KB, so the upload was given up; nothing was left behind.',
+    });
+    expect(temps(remoteDir)).toEqual([]);
+    // A page that comes back to it learns why it is over.
+    await expect(quick.uploadChunk({ transferId, offset: 1024, data: new Uint8Array(10) })).rejects.toMatchObject({
+      code: 'EBADARGS',
+      message: expect.stringContaining('has already failed: Nothing more of abandoned.bin came'),
+    });
+    // One whose PUT body was cut off, and never resumed, says that.
+    const cut = await quick.uploadBegin({ sessionId: SESSION, remotePath: `${remoteDir}/cut-off.bin`, size: 3000, overwrite: false });
+    quick.uploadLink(cut.transferId);
+    await quick.uploadChunk({ transferId: cut.transferId, offset: 0, data: new Uint8Array(1024) });
+    quick.uploadCut(cut.transferId);
+    expect((await quick.wait(cut.transferId)).error).toEqual({
+      code: 'ETIMEOUT',
+      message: 'The sending of cut-off.bin was cut off at 1.0 KB of 2.9 KB and did not resume within 100 ms, so the upload was given up; nothing was left behind.',
+    });
     expect(temps(remoteDir)).toEqual([]);
     await quick.dispose();
+  });
+
+  test('an upload whose sender leaves for good (its page closed or reloaded) fails at once, naming its batch; one that came back over another connection goes on', async () => {
+    const dest = `${remoteDir}/left-behind.bin`;
+    const first = new AbortController();
+    const batch = { name: 'site', index: 3, total: 7 };
+    const { transferId } = await service.uploadBegin({ sessionId: SESSION, remotePath: dest, size: 4 * MB, overwrite: false, batch }, first.signal);
+    service.uploadLink(transferId, first.signal);
+    // A body's first MiB, as the HTTP side hands it over.
+    await service.uploadChunk({ transferId, offset: 0, data: new Uint8Array(MB) });
+    // The page's link dropped and it came back over another connection: that one sends now.
+    const second = new AbortController();
+    service.uploadLink(transferId, second.signal);
+    first.abort();
+    expect(service.listTransfers().find((t) => t.transferId === transferId)).toMatchObject({ state: 'running', batch });
+    second.abort();
+    const ended = await service.wait(transferId);
+    expect(ended.state).toBe('failed');
+    expect(ended.error).toEqual({
+      code: 'EIO',
+      reason: 'page_left',
+      message: 'The page sending left-behind.bin (file 3 of 7 of site) was closed or reloaded at 1.0 MB of 4.0 MB; nothing was left behind.',
+    });
+    expect(ended.batch).toEqual(batch);
+    expect(temps(remoteDir)).toEqual([]);
+    expect(existsSync(dest)).toBe(false);
   });
 });
 

@@ -13,6 +13,7 @@ import type { ContractClient } from '../../src-main/common/client.js';
 import type { WraithServer } from '../fixtures/wraith-server.js';
 import { type ServedSession, startServedSession } from '../fixtures/served-session.js';
 import { failure } from '../fixtures/errors.js';
+import { connectAsPage } from '../fixtures/page-client.js';
 
 let served: ServedSession;
 let host: WraithServer;
@@ -178,6 +179,52 @@ describe('sftp.uploadLink', () => {
     await client.call('sftp.uploadEnd', { transferId });
     expect(sha(readFileSync(remotePath))).toBe(sha(data));
     expect(leftovers()).toEqual([]);
+  });
+
+  test('a page closed or reloaded while its body comes ends the upload at once, failed, saying so, and leaves nothing', async () => {
+    const page = await connectAsPage(host.url, host.token);
+    const data = randomBytes(24 * MB);
+    const remotePath = `${dir}/page-left.bin`;
+    const { transferId } = await page.client.call('sftp.uploadBegin', { sessionId, remotePath, size: data.length });
+    const link = await page.client.call('sftp.uploadLink', { transferId });
+    const cut = new AbortController();
+    const put = slowPut(link.url, data, 0, { flowing: (sent) => sent < 8 * MB, signal: cut.signal });
+    await expect.poll(async () => (await transfer(transferId))?.bytes ?? 0, { timeout: 20_000 }).toBeGreaterThan(4 * MB);
+    // The page goes: its WebSocket says "going away", and its PUT is cut off with it, as Chromium does on a reload.
+    page.leave();
+    cut.abort();
+    await expect(put.answer).rejects.toThrow();
+    // Failed long before the 5 minutes of its idle end, and not "cancelled": nobody cancelled it.
+    await expect.poll(async () => (await transfer(transferId))?.state, { timeout: 20_000 }).toBe('failed');
+    expect((await transfer(transferId))?.error).toEqual({
+      code: 'EIO',
+      reason: 'page_left',
+      message: expect.stringMatching(/^The page sending page-left\.bin was closed or reloaded at [\d.]+ MB of 24 MB; nothing was left behind\.$/),
+    });
+    expect(readdirSync(dir)).not.toContain('page-left.bin');
+    expect(leftovers()).toEqual([]);
+  });
+
+  test('a page whose connection dropped (not closed) goes on with its upload over a new one, from what the host has', async () => {
+    const page = await connectAsPage(host.url, host.token);
+    const data = randomBytes(20 * MB + 3);
+    const remotePath = `${dir}/dropped-page.bin`;
+    const { transferId } = await page.client.call('sftp.uploadBegin', { sessionId, remotePath, size: data.length });
+    const link = await page.client.call('sftp.uploadLink', { transferId });
+    const cut = new AbortController();
+    const put = slowPut(link.url, data, 0, { flowing: (sent) => sent < 8 * MB, signal: cut.signal });
+    await expect.poll(async () => (await transfer(transferId))?.bytes ?? 0, { timeout: 20_000 }).toBeGreaterThan(4 * MB);
+    page.drop();
+    cut.abort();
+    await expect(put.answer).rejects.toThrow();
+    const back = await connectAsPage(host.url, host.token);
+    const again = await back.client.call('sftp.uploadLink', { transferId });
+    const res = await fetch(host.url + again.url, { method: 'PUT', body: data.subarray(again.offset), headers: headers() });
+    expect(res.status).toBe(200);
+    await back.client.call('sftp.uploadEnd', { transferId });
+    expect(sha(readFileSync(remotePath))).toBe(sha(data));
+    expect(leftovers()).toEqual([]);
+    back.client.close();
   });
 
   test('bytes an old body still delivered after the new link was given are not sent twice', async () => {

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { cancelledText, doneText, transfersStopped, transfersWillStop } from '../../src-renderer/features/sftp/transfer-text.js';
 
 const MB = 1024 * 1024;
-const row = { direction: 'upload' as const, bytes: 0, totalBytes: 0, filesDone: 0, filesTotal: 1, batch: false, madeFolders: [] };
+const row = { direction: 'upload' as const, bytes: 0, totalBytes: 0, filesDone: 0, filesTotal: 1, batch: false, madeFolders: [], leftBehind: [] };
 
 describe('doneText', () => {
   test('one file: its size', () => {
@@ -33,6 +33,19 @@ describe('cancelledText', () => {
     expect(cancelledText({ ...row, batch: true, filesTotal: 32, filesDone: 0 })).toBe('Cancelled — none of the 32 files had arrived, and no partial file was left.');
     // A folder of one file: no "none of the 1 files".
     expect(cancelledText({ ...row, batch: true, filesTotal: 1, filesDone: 0 })).toBe('Cancelled — the file had not arrived, and no partial file was left.');
+  });
+
+  test('a partial copy the host could not remove (the connection was gone) is named, with when it goes', () => {
+    const temp = '/home/me/site/.big.bin.wraith-part-0a1b2c3d';
+    const text = cancelledText({ ...row, bytes: MB, totalBytes: 3 * MB, leftBehind: [temp] });
+    expect(text).toBe(
+      'Cancelled — the connection was lost before its partial copy could be removed: .big.bin.wraith-part-0a1b2c3d stays in /home/me/site on the server until the next connection to it, which removes it.',
+    );
+    expect(text).not.toContain('nothing was left behind');
+    expect(cancelledText({ ...row, batch: true, filesTotal: 32, filesDone: 11, leftBehind: [temp, '/home/me/site/.b.wraith-part-1'] })).toBe(
+      'Cancelled — 11 of 32 files had arrived and stay on the server; the connection was lost before its 2 partial copies could be removed ' +
+        '(.big.bin.wraith-part-0a1b2c3d, .b.wraith-part-1): they stay on the server until the next connection to it, which removes them.',
+    );
   });
 
   test('a batch that made its folder: the folder stays too', () => {

@@ -58,6 +58,17 @@ export const SftpErrorReason = z.enum([
    * nothing was cancelled. `details.state`: how it ended ('done' or 'failed').
    */
   'finished',
+  /**
+   * A write the server refused because the file system it goes to has no room left (it said so
+   * when asked: statvfs@openssh.com). `details.free`: the bytes it had free, the unfinished copy
+   * counted in; `details.needed`: the size of the file, when known.
+   */
+  'no_space',
+  /**
+   * A streamed upload (sftp.uploadBegin) ended because the page sending its bytes was closed or
+   * reloaded before all of them came: nobody was left to send the rest (a transfer's `error.reason`).
+   */
+  'page_left',
 ]);
 export type SftpErrorReason = z.infer<typeof SftpErrorReason>;
 
@@ -127,9 +138,16 @@ export const TransferProgress = z.object({
   filesDone: z.number().int().nonnegative(),
   filesTotal: z.number().int().nonnegative().nullable(),
   state: TransferState,
-  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  /** Why it failed; `reason` where the code alone does not say (no_space, page_left…). */
+  error: z.object({ code: z.string(), message: z.string(), reason: SftpErrorReason.optional() }).nullable(),
   /** Something the user should know about a transfer that went through (a replaced file changed owner). */
   notice: z.string().nullable(),
+  /**
+   * Partial copies (our temps, by remote path) that a cancelled or failed transfer could not
+   * remove because its connection was gone (the server stopped answering): they stay on the server
+   * until Wraith next connects to it, which removes them first. Absent when none stayed.
+   */
+  leftBehind: z.array(z.string()).optional(),
   /**
    * What a folder transfer left out, all of it (the notice names the first few), each with why:
    * its path in the folder ('/'-separated) and the reason, in the words a folder download's list
@@ -140,11 +158,26 @@ export const TransferProgress = z.object({
 });
 export type TransferProgress = z.infer<typeof TransferProgress>;
 
+/**
+ * The upload of several files (a folder) that a streamed upload is one file of, as the page that
+ * sends them counts them: its name ("site"), and which of how many files this one is.
+ */
+export const UploadBatch = z
+  .object({
+    name: z.string().min(1).max(4096),
+    index: z.number().int().min(1),
+    total: z.number().int().min(1),
+  })
+  .refine((b) => b.index <= b.total, 'index is at most total');
+export type UploadBatch = z.infer<typeof UploadBatch>;
+
 export const TransferInfo = TransferProgress.extend({
   /** Source and destination; localPath is null for uploads streamed from the page. */
   localPath: z.string().nullable(),
   remotePath: z.string(),
   kind: z.enum(['file', 'folder']),
+  /** A streamed upload that is one file of a page's folder upload: that upload (sftp.uploadBegin's `batch`); else null. */
+  batch: UploadBatch.nullable(),
   startedAt: z.string(),
   endedAt: z.string().nullable(),
 });
@@ -278,9 +311,12 @@ export const sftpMethods = {
       size: z.number().int().nonnegative().optional(),
       overwrite: z.boolean().default(false),
       mode: Mode.optional(),
+      /** The folder upload this file is one of: the transfer carries it, and its messages name it. */
+      batch: UploadBatch.optional(),
     }),
     z.object({ transferId: Id, chunkBytes: z.number().int() }),
-    'Starts an upload streamed from the caller (a file dropped on the page): send sftp.uploadChunk in order, then sftp.uploadEnd.',
+    'Starts an upload streamed from the caller (a file dropped on the page): send sftp.uploadChunk in order, then sftp.uploadEnd. ' +
+      'It fails at once (reason page_left) when the page sending it is closed or reloaded, and after 5 minutes with nothing new (ETIMEOUT).',
   ),
   'sftp.uploadChunk': method(
     z.object({
@@ -304,7 +340,9 @@ export const sftpMethods = {
     'A one-time URL (relative to the `wraith serve` address, with its cookie) to PUT all the bytes of a streamed upload to, ' +
       'as one request body, instead of sftp.uploadChunk calls: a browser sends a File that way without the page holding it. ' +
       'The response is {bytes} once they are written, or {code, message}; then sftp.uploadEnd. A body cut off (the network ' +
-      'dropped) resumes: a new link starts at `offset`, and ends the old body if the host still reads it. EUNAVAILABLE outside `wraith serve`.',
+      'dropped) resumes: a new link starts at `offset`, and ends the old body if the host still reads it. A body cut off because ' +
+      'the page that asked for the link was closed or reloaded ends the upload at once, failed with reason page_left. ' +
+      'EUNAVAILABLE outside `wraith serve`.',
   ),
   'sftp.downloadLink': method(
     z.object({ ...Session, remotePath: RemotePath }),

@@ -2,7 +2,7 @@ import { posix } from 'node:path';
 import type { FileEntryWithStats, InputAttributes, SFTPWrapper, Stats } from 'ssh2';
 import { type SftpEntry, type SftpEntryType, linkToNowhere } from '../../common/contract/sftp.js';
 import { WraithError } from '../../common/errors.js';
-import { fromSftpError, isItemError, isSftpStatus, partlyDeleted, sftpError } from './sftp-errors.js';
+import { fromSftpError, isItemError, isSftpStatus, noSpaceError, partlyDeleted, sftpError } from './sftp-errors.js';
 import { expandHome } from './home-path.js';
 import { isTempBasename, shownPath } from './temp-name.js';
 import { writeWithHeadroom } from './write-packet.js';
@@ -102,6 +102,13 @@ function sideOpen(sftp: SFTPWrapper, side: 'incoming' | 'outgoing'): boolean {
   const state: unknown = Reflect.get(sftp, side);
   if (typeof state !== 'object' || state === null || !('state' in state)) return true;
   return side === 'incoming' ? state.state !== 'closed' : state.state === 'open';
+}
+
+/** The bytes a statvfs answer says are free for users (f_bavail blocks of f_frsize), or null when it does not say. */
+function availableBytes(fs: unknown): number | null {
+  if (typeof fs !== 'object' || fs === null || !('f_bavail' in fs) || !('f_frsize' in fs)) return null;
+  const bytes = Number(fs.f_bavail) * Number(fs.f_frsize);
+  return Number.isFinite(bytes) && bytes >= 0 ? bytes : null;
 }
 
 /**
@@ -310,7 +317,7 @@ export class RemoteFs {
   }
 
   write(handle: Buffer, buf: Buffer, off: number, len: number, position: number, path: string): Promise<void> {
-    return this.done('write', path, (_, cb) => this.sftp.write(handle, buf, off, len, position, cb));
+    return this.writing(path, len, (cb) => this.sftp.write(handle, buf, off, len, position, cb));
   }
 
   /**
@@ -318,8 +325,46 @@ export class RemoteFs {
    * new request when ssh2 allows (write-packet.ts). The buffer may be reused once this settles.
    */
   writeWithHeadroom(handle: Buffer, packet: Buffer, dataLength: number, position: number, path: string): Promise<void> {
-    return this.done('write', path, (_, cb) => {
+    return this.writing(path, dataLength, (cb) => {
       writeWithHeadroom(this.sftp, handle, packet, dataLength, position, cb);
+    });
+  }
+
+  /**
+   * One WRITE of `len` bytes to `path`. SFTP v3 has no status for a full disk: OpenSSH answers
+   * ENOSPC (and EDQUOT, EFBIG) with a bare FAILURE. A WRITE refused so asks how much room the file
+   * system has left (freeSpace): less than the refused bytes is a full disk, said as one (reason
+   * no_space), which stops what could only fail the same way (the rest of a folder upload).
+   */
+  private async writing(path: string, len: number, send: (cb: (err?: Error | null) => void) => void): Promise<void> {
+    let refusal: unknown = null;
+    try {
+      await this.done('write', path, (_, cb) =>
+        send((err) => {
+          refusal = err;
+          cb(err);
+        }),
+      );
+    } catch (err) {
+      if (!isSftpStatus(refusal, 'FAILURE')) throw err;
+      const free = await this.freeSpace(path);
+      if (free === null || free >= len) throw err;
+      throw noSpaceError(path, free);
+    }
+  }
+
+  /**
+   * Bytes free for this login on the file system that holds `path` (statvfs@openssh.com), or null
+   * when the server does not say (it is not OpenSSH, or the connection is gone).
+   */
+  freeSpace(path: string): Promise<number | null> {
+    return new Promise((resolve) => {
+      if (!channelOpen(this.sftp)) return resolve(null);
+      try {
+        this.sftp.ext_openssh_statvfs(this.remote(path), (err, fs: unknown) => resolve(err ? null : availableBytes(fs)));
+      } catch {
+        resolve(null); // extension not offered by this server
+      }
     });
   }
 
@@ -504,14 +549,19 @@ export class RemoteFs {
 
   /**
    * Best effort, for cleanup paths: never throws. When the connection is gone the path stays on
-   * the server; onOrphan hears of it, so that a later connection can remove it.
+   * the server; onOrphan hears of it, so that a later connection can remove it. False then (the
+   * path stays for now), else true.
    */
-  async removeQuietly(path: string): Promise<void> {
+  async removeQuietly(path: string): Promise<boolean> {
     try {
       await this.removeTree(path);
     } catch {
       // Already gone, or the connection is gone with it.
-      if (!channelOpen(this.sftp)) this.onOrphan?.(path);
+      if (!channelOpen(this.sftp)) {
+        this.onOrphan?.(path);
+        return false;
+      }
     }
+    return true;
   }
 }

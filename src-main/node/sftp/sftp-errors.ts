@@ -1,6 +1,7 @@
 import { posix } from 'node:path';
-import type { SftpErrorReason } from '../../common/contract/sftp.js';
+import type { SftpErrorReason, UploadBatch } from '../../common/contract/sftp.js';
 import { type ErrorCode, WraithError } from '../../common/errors.js';
+import { formatBytes } from '../../common/format-bytes.js';
 import { expandHome } from './home-path.js';
 import { shownPath } from './temp-name.js';
 
@@ -167,6 +168,83 @@ export function fromLocalError(err: unknown, action: string, path: string): Wrai
 
 export function cancelledError(what: string): WraithError {
   return new WraithError('ECANCELLED', `${what} was cancelled.`);
+}
+
+/** A streamed upload, as its messages name it: "big1g", or "f309.bin (file 309 of 5000 of many)". */
+export interface StreamedFile {
+  remotePath: string;
+  batch: UploadBatch | null;
+  /** Bytes written on the server, and the size the upload announced (null: not said). */
+  bytes: number;
+  totalBytes: number | null;
+}
+
+function streamedName(f: StreamedFile): string {
+  const name = posix.basename(f.remotePath) || f.remotePath;
+  return f.batch ? `${name} (file ${f.batch.index} of ${f.batch.total} of ${f.batch.name})` : name;
+}
+
+/** "277 MB of 1.0 GB", or "277 MB" when the size was not announced. */
+function howFar(f: StreamedFile): string {
+  return f.totalBytes === null ? formatBytes(f.bytes) : `${formatBytes(f.bytes)} of ${formatBytes(f.totalBytes)}`;
+}
+
+/** "5 minutes", "30 seconds", "300 ms". */
+function span(ms: number): string {
+  if (ms >= 60_000) return `${Math.round(ms / 60_000)} ${Math.round(ms / 60_000) === 1 ? 'minute' : 'minutes'}`;
+  if (ms >= 1000) return `${Math.round(ms / 1000)} ${Math.round(ms / 1000) === 1 ? 'second' : 'seconds'}`;
+  return `${ms} ms`;
+}
+
+/**
+ * A streamed upload whose page was closed or reloaded before it sent every byte: nobody is left
+ * to send the rest. Said when it happens, with how far it got; its temp goes with it.
+ */
+export function pageLeftError(f: StreamedFile): WraithError {
+  return sftpError('EIO', `The page sending ${streamedName(f)} was closed or reloaded at ${howFar(f)}; nothing was left behind.`, 'page_left', {
+    path: f.remotePath,
+  });
+}
+
+/**
+ * A streamed upload given up after `idleMs` with no byte of it coming: its body cut off (`cut`,
+ * the connection dropped and the page never came back to resume it) or just stalled.
+ */
+export function stalledError(f: StreamedFile, idleMs: number, cut: boolean): WraithError {
+  const message = cut
+    ? `The sending of ${streamedName(f)} was cut off at ${howFar(f)} and did not resume within ${span(idleMs)}, so the upload was given up; nothing was left behind.`
+    : `Nothing more of ${streamedName(f)} came for ${span(idleMs)}, at ${howFar(f)}, so the upload was given up; nothing was left behind.`;
+  return new WraithError('ETIMEOUT', message, { path: f.remotePath });
+}
+
+/** A WRITE to `path` the server refused with `free` bytes left on its file system: too few for it. */
+export function noSpaceError(path: string, free: number): WraithError {
+  return sftpError('EIO', `Cannot write ${shownPath(path)}: the server's disk is full (${formatBytes(free)} free).`, 'no_space', { path, free });
+}
+
+/**
+ * A new copy of `dest` (`size` bytes, when known) that did not fit: the disk had `had` bytes free
+ * for it (what is free now and what the copy took before it was refused). One that was to replace
+ * a file (`replacing`, its size) is written beside it, and the old one stays until the new one is
+ * complete: both need room at once, which is why the disk can show room for the file once the
+ * unfinished copy is gone.
+ */
+export function noSpaceForCopy(dest: string, had: number, size: number | null, replacing: number | null): WraithError {
+  // Numbers only where they add up: other files written meanwhile can take the room too.
+  const short = size !== null && had < size;
+  const details = { path: dest, free: had, ...(size === null ? {} : { needed: size }) };
+  if (replacing === null) {
+    const numbers = short ? `: it had ${formatBytes(had)} free, and the file is ${formatBytes(size)}` : '';
+    return sftpError('EIO', `Cannot write ${dest}: the server's disk is full${numbers}.`, 'no_space', details);
+  }
+  const numbers = short ? `: the disk had ${formatBytes(had)} free for the new copy's ${formatBytes(size)}` : '';
+  return sftpError(
+    'EIO',
+    `Cannot replace ${dest}: the server's disk has no room for the new copy beside the old one (${formatBytes(replacing)}). The old file ` +
+      `stays whole until the new copy is complete, so both need room at once${numbers}. Make room on the server (or delete the old file first), then try again.`,
+    'no_space',
+    details,
+  );
 }
 
 /** An upload of a file onto a folder's name: nothing to ask, it cannot be replaced by a file. */

@@ -25,7 +25,8 @@ export function registerSftpHandlers(r: Router, sftp: SftpService, opts: SftpHos
   r.handle('sftp.download', (i) => sftp.download(i));
   r.handle('sftp.cancel', (i) => sftp.cancel(i.transferId));
   r.handle('sftp.transfers', (i) => sftp.listTransfers(i?.sessionId));
-  r.handle('sftp.uploadBegin', (i) => sftp.uploadBegin(i));
+  // The caller's leaving for good (its page closed or reloaded) ends the upload it streams.
+  r.handle('sftp.uploadBegin', (i, ctx) => sftp.uploadBegin(i, ctx.left));
   r.handle('sftp.uploadChunk', (i) => sftp.uploadChunk(i));
   r.handle('sftp.uploadEnd', (i) => sftp.uploadEnd(i.transferId));
   r.handle('sftp.readChunk', (i) => sftp.readChunk(i));
@@ -34,9 +35,9 @@ export function registerSftpHandlers(r: Router, sftp: SftpService, opts: SftpHos
     if (!choose) throw new WraithError('EUNAVAILABLE', 'Save dialogs belong to the desktop app; in browser mode use sftp.downloadLink, or sftp.download to a path on the host.');
     return sftp.saveAs(i, choose);
   });
-  r.handle('sftp.uploadLink', (i) => {
+  r.handle('sftp.uploadLink', (i, ctx) => {
     if (!opts.httpLinks) throw new WraithError('EUNAVAILABLE', 'Upload links are served by `wraith serve` (browser mode); here, send sftp.uploadChunk calls.');
-    return sftp.uploadLink(i.transferId);
+    return sftp.uploadLink(i.transferId, ctx.left);
   });
   r.handle('sftp.downloadLink', (i) => {
     if (!opts.httpLinks) throw new WraithError('EUNAVAILABLE', 'Download links are served by `wraith serve` (browser mode); here, use sftp.download to a local path.');

@@ -9,6 +9,7 @@ import {
   type TextEncoding,
   type TransferInfo,
   type TransferProgress,
+  type UploadBatch,
 } from '../../common/contract/sftp.js';
 import { WraithError } from '../../common/errors.js';
 import { formatBytes, formatBytesOver } from '../../common/format-bytes.js';
@@ -16,10 +17,22 @@ import { callerLocalPath } from '../local-files.js';
 import { type ByteSink, RequestSlots, exactLengthSink, refuseEndless, serverChunkLimit, sinkFinished, streamRemoteFile } from './file-copy.js';
 import { RemoteFs, channelOpen, entryType, parseMode, toEntry } from './remote-fs.js';
 import { isTempBasename, tempNameFor } from './temp-name.js';
-import { cancelledError, fileOverFolder, sftpError } from './sftp-errors.js';
+import { type StreamedFile, cancelledError, fileOverFolder, pageLeftError, sftpError, stalledError } from './sftp-errors.js';
 import { decodeAs, encodeAs } from './text.js';
 import { Transfer } from './transfer.js';
-import { type TransferPlan, type TransferTuning, copyOptions, downloadDestination, downloadSource, keepOwnership, runDownload, runUpload, uploadDestination, uploadSource } from './transfer-runner.js';
+import {
+  type TransferPlan,
+  type TransferTuning,
+  copyOptions,
+  downloadDestination,
+  downloadSource,
+  keepOwnership,
+  noRoomFor,
+  runDownload,
+  runUpload,
+  uploadDestination,
+  uploadSource,
+} from './transfer-runner.js';
 import { walkRemote } from './tree.js';
 import { type LeftOut, leaveOutUnreadable, noteUnlisted } from './left-out.js';
 import type { OrphanTempStore } from './orphan-temps.js';
@@ -40,7 +53,7 @@ export interface SftpServiceOptions {
   tuning?: Partial<TransferTuning>;
   /** Progress events at most this often per transfer (the last one is always sent). */
   progressIntervalMs?: number;
-  /** A streamed upload with no chunk for this long is abandoned (its temp deleted). */
+  /** A streamed upload with no chunk for this long fails (ETIMEOUT) and its temp is deleted. */
   streamIdleMs?: number;
   /** Finished transfers kept for sftp.transfers. */
   keepFinished?: number;
@@ -80,6 +93,10 @@ interface StreamUpload {
   linked: boolean;
   /** Ends the PUT body being read now, when a newer link takes over from it. */
   stopBody: (() => void) | null;
+  /** A body of it was cut off before its end (uploadCut), and no new one has come since: what its idle end says. */
+  cutOff: boolean;
+  /** Stops following whoever sends its bytes now (sentBy). */
+  unfollowSender: () => void;
   fail: (err: unknown) => void;
 }
 
@@ -568,9 +585,10 @@ export class SftpService {
       }
       if (st) return toEntry(i.path, mode === null ? st : { ...st, mode: (st.mode & ~0o7777) | mode });
     } catch (err) {
+      const said = await noRoomFor(rfs, err, { temp, dest: i.path, size: buf.length, replacing: existing });
       await rfs.close(handle, temp).catch(() => undefined);
       await rfs.removeQuietly(temp);
-      throw err;
+      throw said;
     }
     return written();
   }
@@ -771,7 +789,14 @@ export class SftpService {
 
   // ---- streamed uploads (bytes from the page) ----------------------------------------------
 
-  async uploadBegin(i: { sessionId: string; remotePath: string; size?: number; overwrite: boolean; mode?: number | string }) {
+  /**
+   * `sender`: the caller's CallContext.left. Should it go for good (its page closed or reloaded)
+   * before the upload is over, the upload fails at once (sentBy).
+   */
+  async uploadBegin(
+    i: { sessionId: string; remotePath: string; size?: number; overwrite: boolean; mode?: number | string; batch?: UploadBatch | undefined },
+    sender?: AbortSignal,
+  ) {
     const rfs = await this.fs(i.sessionId);
     const parentDir = posix.dirname(i.remotePath);
     const parent = await rfs.lstatOrNull(parentDir);
@@ -800,7 +825,9 @@ export class SftpService {
     const t = new Transfer(i.sessionId, 'upload', 'file', null, i.remotePath);
     t.totalBytes = i.size ?? null;
     t.filesTotal = 1;
-    // The transfer's work is the caller's chunks: it ends at uploadEnd, on cancel, idleness or a failed write.
+    t.batch = i.batch ?? null;
+    // The transfer's work is the caller's chunks: it ends at uploadEnd, on cancel, a failed write,
+    // its sender leaving or nothing coming for streamIdleMs.
     let end: () => void = () => {};
     let fail: (err: unknown) => void = () => {};
     const finished = new Promise<void>((resolve, reject) => {
@@ -818,11 +845,13 @@ export class SftpService {
       replacing: into.st,
       received: 0,
       writes: new Set(),
-      idle: setTimeout(() => t.controller.abort(), this.streamIdleMs),
+      idle: setTimeout(() => this.giveUp(s), this.streamIdleMs),
       end,
       fail,
       linked: false,
       stopBody: null,
+      cutOff: false,
+      unfollowSender: () => {},
     };
     s.idle.unref();
     this.streams.set(t.id, s);
@@ -832,14 +861,16 @@ export class SftpService {
       () => finished,
       async () => {
         clearTimeout(s.idle);
+        s.unfollowSender();
         this.streams.delete(t.id);
         await Promise.allSettled([...s.writes]);
         if (t.state !== 'done') {
           await rfs.close(handle, temp).catch(() => undefined);
-          await rfs.removeQuietly(temp);
+          if (!(await rfs.removeQuietly(temp))) t.leftBehind.push(temp);
         }
       },
     );
+    this.sentBy(s, sender);
     return { transferId: t.id, chunkBytes: STREAM_CHUNK_BYTES };
   }
 
@@ -849,7 +880,45 @@ export class SftpService {
     const t = this.transfers.get(transferId);
     if (!t) throw new WraithError('ENOTFOUND', `No streamed upload with id ${transferId}.`);
     if (t.state === 'cancelled') throw cancelledError(`The upload to ${t.remotePath}`);
-    throw new WraithError('EBADARGS', `The upload to ${t.remotePath} has already ${t.state === 'done' ? 'finished' : 'failed'}.`);
+    if (t.state === 'done') throw new WraithError('EBADARGS', `The upload to ${t.remotePath} has already finished.`);
+    // Why, as the transfer says it: a page that resumes after its sender was given up learns that.
+    throw new WraithError('EBADARGS', `The upload to ${t.remotePath} has already failed: ${t.error?.message ?? 'no reason was given.'}`);
+  }
+
+  /** What a streamed upload's messages say of it: its name, its batch, how far it got. */
+  private streamedFile(s: StreamUpload): StreamedFile {
+    const t = s.transfer;
+    return { remotePath: t.remotePath, batch: t.batch, bytes: t.bytes, totalBytes: t.totalBytes };
+  }
+
+  /**
+   * `sender` (the CallContext.left of whoever called uploadBegin or, since, uploadLink) sends the
+   * upload's bytes now: should it go for good (its page closed or reloaded), nobody will send the
+   * rest, and the upload fails at once instead of waiting out streamIdleMs. The one before it no
+   * longer counts: a page whose link dropped came back over another connection and resumed.
+   */
+  private sentBy(s: StreamUpload, sender: AbortSignal | undefined): void {
+    s.unfollowSender();
+    s.unfollowSender = () => {};
+    if (!sender) return;
+    const left = () => this.senderLeft(s);
+    if (sender.aborted) return left();
+    sender.addEventListener('abort', left, { once: true });
+    s.unfollowSender = () => sender.removeEventListener('abort', left);
+  }
+
+  /** The page sending a streamed upload closed or reloaded: it fails now, unless it was ending (uploadEnd under way). */
+  private senderLeft(s: StreamUpload): void {
+    if (!s.transfer.running || s.ending) return;
+    s.stopBody?.();
+    s.fail(pageLeftError(this.streamedFile(s)));
+  }
+
+  /** Nothing of a streamed upload came for streamIdleMs: it fails, saying so (nobody cancelled it), and a body still open is let go. */
+  private giveUp(s: StreamUpload): void {
+    if (!s.transfer.running || s.ending) return;
+    s.stopBody?.();
+    s.fail(stalledError(this.streamedFile(s), this.streamIdleMs, s.cutOff));
   }
 
   async uploadChunk(i: { transferId: string; offset: number; data: Uint8Array }): Promise<{ bytes: number }> {
@@ -882,8 +951,10 @@ export class SftpService {
     try {
       await write;
     } catch (err) {
-      s.fail(err);
-      throw err;
+      // A full disk in the words of this upload (before its temp goes: what it took counts).
+      const said = await noRoomFor(s.rfs, err, { temp: s.temp, dest: s.dest, size: s.transfer.totalBytes, replacing: s.replacing });
+      s.fail(said);
+      throw said;
     } finally {
       s.writes.delete(write);
     }
@@ -896,12 +967,14 @@ export class SftpService {
    * A browser sends a File as a fetch body from its network process: the page never holds the
    * bytes. The HTTP side hands the body to uploadChunk in order (claimUpload); uploadEnd finishes.
    */
-  uploadLink(transferId: string): { url: string; offset: number } {
+  uploadLink(transferId: string, sender?: AbortSignal): { url: string; offset: number } {
     const s = this.stream(transferId);
     if (s.received > 0 && !s.linked) {
       throw sftpError('EBADARGS', `The upload to ${s.transfer.remotePath} has chunks already; its bytes come one way only.`, 'bad_offset', { expected: 0 });
     }
     s.linked = true;
+    // Whoever asks for the link sends the body: a page that closes or reloads ends the upload.
+    this.sentBy(s, sender);
     // A body cut off (the network dropped) resumes at what the host has: one link at a time.
     for (const [t, v] of this.uploadTickets) if (v.transferId === transferId) this.uploadTickets.delete(t);
     const ticket = randomBytes(18).toString('base64url');
@@ -927,7 +1000,18 @@ export class SftpService {
     // Stopped first: from here on, s.received moves only by this body.
     s.stopBody?.();
     s.stopBody = stop;
+    s.cutOff = false;
     return { transferId: link.transferId, offset: link.offset, skip: s.received - link.offset };
+  }
+
+  /**
+   * The HTTP side of an upload link: its body was cut off before its end (the request closed).
+   * The page may resume it over a new link; if none comes, the idle end says it was cut off.
+   * A page that closed or reloaded has ended it already (sentBy).
+   */
+  uploadCut(transferId: string): void {
+    const s = this.streams.get(transferId);
+    if (s?.transfer.running) s.cutOff = true;
   }
 
   /**

@@ -9,7 +9,7 @@ import { type CopyOptions, type RequestSlots, downloadFile, refuseEndless, uploa
 import { type LeftOut, leaveOutUnreadable, leftOutList, listNameFor, noteUnlisted, sortLeftOut, unopenedFile } from './left-out.js';
 import { type RemoteFs, entryType } from './remote-fs.js';
 import { tempBasename, tempNameFor } from './temp-name.js';
-import { cancelledError, fileOverFolder, fromLocalError, sftpError } from './sftp-errors.js';
+import { cancelledError, fileOverFolder, fromLocalError, noSpaceForCopy, sftpError } from './sftp-errors.js';
 import type { Transfer } from './transfer.js';
 import { type Tree, localLinkToNowhere, walkLocal, walkRemote } from './tree.js';
 
@@ -234,6 +234,21 @@ export async function keepOwnership(rfs: RemoteFs, t: Transfer, temp: string, de
   t.ownershipNotKept(dest, original, now);
 }
 
+/**
+ * A write of a new copy of `dest` into `temp` that the server refused for lack of room (reason
+ * no_space, from RemoteFs.write) in the words of what was being done: the room the disk had for
+ * the file (what is free now and what the unfinished copy took), and, when it was to replace a
+ * file, that the old one stays beside the new copy until that is complete. Asked before the temp
+ * is removed. Any other failure comes back as it is.
+ */
+export async function noRoomFor(rfs: RemoteFs, err: unknown, copy: { temp: string; dest: string; size: number | null; replacing: Stats | null }): Promise<unknown> {
+  if (!(err instanceof WraithError) || err.details?.reason !== 'no_space' || err.details.path !== copy.temp) return err;
+  const free = typeof err.details.free === 'number' ? err.details.free : 0;
+  const taken = (await rfs.lstatOrNull(copy.temp).catch(() => null))?.size ?? 0;
+  const replacing = copy.temp !== copy.dest && copy.replacing && entryType(copy.replacing.mode) === 'file' ? copy.replacing.size : null;
+  return noSpaceForCopy(copy.dest, free + taken, copy.size, replacing);
+}
+
 /** The failure of a folder upload whose other files arrived: which did not and why, in the Files panel's words for its folder uploads. */
 function notAllUploaded(dest: string, refused: { rel: string; message: string }[], total: number): WraithError {
   const named = [...refused].sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0)).map((r) => ({ name: r.rel, message: r.message }));
@@ -256,8 +271,11 @@ async function uploadOne(rfs: RemoteFs, t: Transfer, plan: TransferPlan, local: 
     }
     t.filesDone += 1;
   } catch (err) {
-    await rfs.removeQuietly(target);
-    throw err;
+    const size = (await stat(local).catch(() => null))?.size ?? null;
+    const said = await noRoomFor(rfs, err, { temp: target, dest, size, replacing: original });
+    // A file of a staging folder goes with that folder (runUpload): only a temp of its own is named.
+    if (!(await rfs.removeQuietly(target)) && !direct) t.leftBehind.push(target);
+    throw said;
   }
 }
 
@@ -365,7 +383,7 @@ export async function runUpload(rfs: RemoteFs, t: Transfer, overwrite: boolean, 
     if (staging) await rfs.rename(staging, dest);
     if (refused.length) throw notAllUploaded(dest, refused, tree.files.length);
   } catch (err) {
-    if (staging) await rfs.removeQuietly(staging);
+    if (staging && !(await rfs.removeQuietly(staging))) t.leftBehind.push(staging);
     throw err;
   }
 }

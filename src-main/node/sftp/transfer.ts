@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import type { LeftOutItem, TransferInfo, TransferProgress } from '../../common/contract/sftp.js';
+import { type LeftOutItem, SftpErrorReason, type TransferInfo, type TransferProgress, type UploadBatch } from '../../common/contract/sftp.js';
 import { toSerializedError } from '../../common/errors.js';
 import type { LeftOut } from './left-out.js';
 
@@ -34,7 +34,14 @@ export class Transfer {
   filesDone = 0;
   filesTotal: number | null = null;
   state: State = 'running';
-  error: { code: string; message: string } | null = null;
+  error: TransferProgress['error'] = null;
+  /** The page's folder upload that this streamed upload is one file of (sftp.uploadBegin's `batch`). */
+  batch: UploadBatch | null = null;
+  /**
+   * The partial copies (temps) its cleanup could not remove, the connection being gone (a server
+   * that stopped answering): they stay on the server until the next connection to it removes them.
+   */
+  readonly leftBehind: string[] = [];
   /** Replaced files whose owner or group the server would not let the new file keep. */
   private readonly ownershipChanged: { path: string; was: string; now: string }[] = [];
   /** Items of a folder download or upload that could not be read and were left out, and where the download lists them (an upload lists them nowhere). */
@@ -77,7 +84,8 @@ export class Transfer {
     this.endedAt = new Date();
     if (state === 'failed' && err !== undefined) {
       const e = toSerializedError(err);
-      this.error = { code: e.code, message: e.message };
+      const reason = SftpErrorReason.safeParse(e.details?.reason);
+      this.error = { code: e.code, message: e.message, ...(reason.success ? { reason: reason.data } : {}) };
     } else if (state === 'cancelled') {
       this.error = { code: 'ECANCELLED', message: 'The transfer was cancelled.' };
     }
@@ -111,6 +119,7 @@ export class Transfer {
       state: this.state,
       error: this.error,
       notice: this.notice(),
+      ...(this.leftBehind.length ? { leftBehind: [...this.leftBehind] } : {}),
       ...(withLeftOut && this.omitted ? { leftOut: this.omitted.items.map((i): LeftOutItem => ({ path: i.rel, folder: i.folder, reason: i.reason })) } : {}),
     };
   }
@@ -172,6 +181,7 @@ export class Transfer {
       localPath: this.localPath,
       remotePath: this.remotePath,
       kind: this.kind,
+      batch: this.batch,
       startedAt: this.startedAt.toISOString(),
       endedAt: this.endedAt?.toISOString() ?? null,
     };

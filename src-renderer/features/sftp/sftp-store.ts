@@ -1,6 +1,6 @@
 import { defineStore } from 'pinia';
 import { computed, ref } from 'vue';
-import type { LeftOutItem, TransferProgress } from '@common/contract/sftp.js';
+import type { LeftOutItem, TransferInfo, TransferProgress } from '@common/contract/sftp.js';
 import { confirmDialog, toast } from '../../composables/dialogs.js';
 import { asWraithError } from '../../composables/errors.js';
 import { useSessionsStore } from '../../stores/sessions.js';
@@ -35,6 +35,8 @@ export interface TransferRow {
   notice: string | null;
   /** All a folder transfer left out, with why (the notice names the first few): TransferProgress.leftOut. */
   leftOut: LeftOutItem[];
+  /** Partial copies the host could not remove as it ended (the connection was gone): TransferProgress.leftBehind. */
+  leftBehind: string[];
   /** Whether this page can start the transfer again (it started it, and kept what it needs). */
   retryable: boolean;
   /**
@@ -125,7 +127,7 @@ export const useSftpStore = defineStore('sftp', () => {
   }
 
   function add(
-    t: Omit<TransferRow, 'bytesPerSecond' | 'etaSeconds' | 'filesDone' | 'filesTotal' | 'error' | 'errorCode' | 'unseen' | 'notice' | 'leftOut' | 'state' | 'retryable' | 'batch' | 'madeFolders'> &
+    t: Omit<TransferRow, 'bytesPerSecond' | 'etaSeconds' | 'filesDone' | 'filesTotal' | 'error' | 'errorCode' | 'unseen' | 'notice' | 'leftOut' | 'leftBehind' | 'state' | 'retryable' | 'batch' | 'madeFolders'> &
       Partial<TransferRow>,
   ): TransferRow {
     const existing = row(t.id);
@@ -143,6 +145,7 @@ export const useSftpStore = defineStore('sftp', () => {
       unseen: false,
       notice: null,
       leftOut: [],
+      leftBehind: [],
       state: 'running',
       retryable: false,
       batch: false,
@@ -280,6 +283,8 @@ export const useSftpStore = defineStore('sftp', () => {
       // changed) is said on the batch's row, the first time.
       const b = row(batchId);
       if (b && p.notice && !b.notice) b.notice = p.notice;
+      // A file's partial copy the host could not remove stays: the batch's row names it.
+      if (b && p.leftBehind) b.leftBehind = [...new Set([...b.leftBehind, ...p.leftBehind])];
       return;
     }
     const r = row(p.transferId) ?? startedElsewhere(p);
@@ -297,6 +302,7 @@ export const useSftpStore = defineStore('sftp', () => {
       errorCode: p.error?.code ?? r.errorCode,
       notice: p.notice ?? r.notice,
       leftOut: p.leftOut ?? r.leftOut,
+      leftBehind: p.leftBehind ?? r.leftBehind,
     });
     if (was === 'running' && r.state !== 'running') ended(r);
   }
@@ -330,8 +336,43 @@ export const useSftpStore = defineStore('sftp', () => {
       heard({ transferId: id, ...t, bytes: 0, totalBytes: null, bytesPerSecond: 0, etaSeconds: null, filesDone: 0, filesTotal: null, state: 'failed', error: { code: 'ENOTFOUND', message }, notice: null });
     }
   }
+  /**
+   * A page that loads (or reloads) heard nothing of what ended before it. An upload the page before
+   * it was sending ended when that page went (reason page_left, the host's words say how far it
+   * got and that nothing was left behind): it would show nowhere. The host still lists it: it gets
+   * a failed row, and the Files button marks it until the transfers list is seen.
+   */
+  async function showLeftBehind(): Promise<void> {
+    let list: TransferInfo[];
+    try {
+      list = await host.call('sftp.transfers');
+    } catch {
+      return; // the link went down again: the next page load asks again
+    }
+    for (const t of list) {
+      if (t.state !== 'failed' || t.error?.reason !== 'page_left' || row(t.transferId)) continue;
+      const name = t.remotePath.replace(/\/+$/, '').split('/').pop() || t.remotePath;
+      // Added as it ended, not ended here: no toast at every load while the host lists it.
+      add({
+        id: t.transferId,
+        sessionId: t.sessionId,
+        direction: t.direction,
+        name,
+        remotePath: t.remotePath,
+        bytes: t.bytes,
+        totalBytes: t.totalBytes,
+        filesDone: t.filesDone,
+        filesTotal: t.filesTotal,
+        state: 'failed',
+        error: t.error.message,
+        errorCode: t.error.code,
+        unseen: true,
+      });
+    }
+  }
   host.onOpen((reconnected) => {
     if (reconnected) void recover();
+    else void showLeftBehind();
   });
 
   /** Hears every transfer's progress, from events and from what a reconnect recovered. */
@@ -408,19 +449,42 @@ export const useSftpStore = defineStore('sftp', () => {
   }
 
   /**
+   * Why a transfer of `sessionId` cannot start now: its tab is not connected (dropped, or still
+   * reconnecting). Null when it can, or when no tab here shows the session (the host says then).
+   */
+  function cannotStart(sessionId: string): string | null {
+    const tab = useSessionsStore().tabs.find((t) => t.sessionId === sessionId);
+    if (!tab || tab.kind === 'rdp' || tab.phase === 'open') return null;
+    const when = tab.phase === 'disconnected' ? 'Reconnect the tab, then Retry.' : 'Retry once it is connected.';
+    return `${tab.title} is not connected, so nothing can be sent or fetched through it. ${when}`;
+  }
+
+  /**
    * Starts a failed or cancelled transfer again: its row gives way to the new transfer's. A retry
-   * that cannot start says why.
+   * that cannot start (its tab is not connected, or the start was refused before a new row told of
+   * it) says why and keeps its row, with what a later Retry needs (a File): nothing is lost.
    */
   async function retry(id: string): Promise<void> {
     const r = row(id);
     const again = retries.get(id);
     if (!r || r.state === 'running' || r.state === 'done' || !again) return;
+    const what = r.name || r.remotePath;
+    const offline = cannotStart(r.sessionId);
+    if (offline) {
+      toast(`The ${r.direction} of ${what} cannot start again yet: ${offline}`, 'error');
+      return;
+    }
+    const at = transfers.value.indexOf(r);
     drop(new Set([id]));
     try {
       await again();
     } catch (err) {
       const e = asWraithError(err);
-      if (e.code !== 'ECANCELLED' && !isReportedOnRow(e)) toast(`Could not ${r.direction} ${r.name || r.remotePath} again: ${e.message}`, 'error');
+      if (isReportedOnRow(e)) return;
+      // Nothing started (no row tells of it): the row comes back where it was, Retry and all.
+      if (!row(id)) transfers.value.splice(Math.max(0, Math.min(at, transfers.value.length)), 0, r);
+      setRetry(id, again);
+      if (e.code !== 'ECANCELLED') toast(`Could not ${r.direction} ${what} again: ${e.message}`, 'error');
     }
   }
 

@@ -1,4 +1,4 @@
-import { SFTP_CHUNK_MAX_BYTES, type TransferProgress, filesNotUploaded } from '@common/contract/sftp.js';
+import { SFTP_CHUNK_MAX_BYTES, type TransferProgress, type UploadBatch, filesNotUploaded } from '@common/contract/sftp.js';
 import { WraithError, fromSerializedError } from '@common/errors.js';
 import { asWraithError } from '../../composables/errors.js';
 import { useHost } from '../../transport/index.js';
@@ -80,6 +80,8 @@ class SpeedMeter {
 interface UploadHooks {
   begun: (transferId: string, chunkBytes: number) => AbortSignal;
   landed: (bytes: number) => void;
+  /** The folder upload the file is one of: the host's transfer carries it, and names it so when it fails out of sight. */
+  batch?: UploadBatch;
 }
 
 /** A file to upload and where it goes, relative to the target folder ("dir/sub/name.txt"). */
@@ -171,7 +173,7 @@ export function useSftpTransfers(sessionId: () => string | null) {
     const sid = requireSession();
     const localPath = window.wraith?.pathForFile?.(file) ?? '';
     if (localPath) return hostReads(file, localPath, remotePath, overwrite, hooks);
-    const begin = await host.call('sftp.uploadBegin', { sessionId: sid, remotePath, size: file.size, overwrite });
+    const begin = await host.call('sftp.uploadBegin', { sessionId: sid, remotePath, size: file.size, overwrite, ...(hooks.batch ? { batch: hooks.batch } : {}) });
     const id = begin.transferId;
     const chunk = Math.min(SFTP_CHUNK_MAX_BYTES, begin.chunkBytes || SFTP_CHUNK_MAX_BYTES);
     const signal = hooks.begun(id, chunk);
@@ -430,6 +432,8 @@ export function useSftpTransfers(sessionId: () => string | null) {
     const show = () => {
       shown ??= setTimeout(flush, SHOW_MS);
     };
+    /** Each file's place in the batch (1…), for the host to name it by. */
+    const place = new Map(items.map((it, k) => [it, k + 1]));
     const send = async (it: BatchItem, overwrite: boolean): Promise<void> => {
       if (!overwrite && it.file.size <= WHOLE_FILE_BYTES) {
         // Too small to be worth stopping halfway: a cancel lets it land whole.
@@ -448,13 +452,27 @@ export function useSftpTransfers(sessionId: () => string | null) {
             under.set(it, end);
             show();
           },
+          batch: { name: opts.name, index: place.get(it) ?? 1, total: items.length },
         });
       } finally {
         under.delete(it);
       }
     };
+    /**
+     * The first write the server refused for lack of room (set as the files run): the files after
+     * it are not sent, since each could only be refused the same way, and the row says it once.
+     */
+    const stop: { full: WraithError | null } = { full: null };
+    /** A file that did not arrive: stopped (cancel, a full disk), or refused for a reason of its own. */
+    const didNotArrive = (it: BatchItem, e: WraithError) => {
+      if (e.code === 'ECANCELLED' || signal.aborted) left.push(it);
+      else if (e.details?.reason === 'no_space') {
+        stop.full ??= e;
+        left.push(it);
+      } else failed.push({ item: it, message: e.message, code: e.code });
+    };
     const one = async (it: BatchItem): Promise<void> => {
-      if (signal.aborted) {
+      if (signal.aborted || stop.full) {
         left.push(it);
         return;
       }
@@ -462,12 +480,8 @@ export function useSftpTransfers(sessionId: () => string | null) {
         await send(it, (await replace) === true);
       } catch (err) {
         const e = asWraithError(err);
-        if (e.code === 'ECANCELLED' || signal.aborted) {
-          left.push(it);
-          return;
-        }
-        if (e.details?.reason !== 'exists') {
-          failed.push({ item: it, message: e.message, code: e.code });
+        if (e.details?.reason !== 'exists' || signal.aborted) {
+          didNotArrive(it, e);
           return;
         }
         // The first file that exists asks; the others that exist meanwhile wait for the answer.
@@ -479,9 +493,7 @@ export function useSftpTransfers(sessionId: () => string | null) {
         try {
           await send(it, true);
         } catch (again) {
-          const a = asWraithError(again);
-          if (a.code === 'ECANCELLED' || signal.aborted) left.push(it);
-          else failed.push({ item: it, message: a.message, code: a.code });
+          didNotArrive(it, asWraithError(again));
           return;
         }
       }
@@ -507,15 +519,28 @@ export function useSftpTransfers(sessionId: () => string | null) {
     if (retryable.length) store.setRetry(id, () => uploadBatch(retryable, { ...opts, replace: answer, madeFolders: [] }).then(() => undefined));
     // Files kept, else what the host said of a file (an owner that changed).
     const note = (kept ? `${kept} ${kept === 1 ? 'file that was' : 'files that were'} already there ${kept === 1 ? 'was' : 'were'} kept.` : null) ?? r.notice;
+    // Files kept back before the upload began (their folder could not be made), then those refused.
+    const notUploaded = [...notSent.map((n) => ({ name: n.label, message: n.message })), ...failed.map((f) => ({ name: f.item.label, message: f.message }))];
+    const filesTotal = items.length + notSent.length;
     if (signal.aborted) store.update(id, { state: 'cancelled', bytesPerSecond: 0, etaSeconds: null, notice: note });
-    else if (failed.length || notSent.length) {
-      const notUploaded = [...notSent.map((n) => ({ name: n.label, message: n.message })), ...failed.map((f) => ({ name: f.item.label, message: f.message }))];
+    else if (stop.full) {
+      const stopped = stop.full;
+      const others = notUploaded.length ? ` Besides, ${filesNotUploaded(notUploaded, filesTotal)}` : '';
       store.update(id, {
         state: 'failed',
         bytesPerSecond: 0,
         etaSeconds: null,
         notice: note,
-        error: filesNotUploaded(notUploaded, items.length + notSent.length),
+        error: `${stopped.message} The upload stopped there: ${filesDone} of ${filesTotal} files had arrived and stay; the other ${left.length} were not sent.${others}`,
+        errorCode: stopped.code,
+      });
+    } else if (notUploaded.length) {
+      store.update(id, {
+        state: 'failed',
+        bytesPerSecond: 0,
+        etaSeconds: null,
+        notice: note,
+        error: filesNotUploaded(notUploaded, filesTotal),
         // Every file cut off by the dropped connection: the batch was (files never sent were not).
         errorCode: !notSent.length && failed.every((f) => f.code === failed[0]?.code) ? (failed[0]?.code ?? null) : 'EIO',
       });

@@ -2,7 +2,7 @@ import { formatBytes } from './format.js';
 import type { TransferRow } from './sftp-store.js';
 
 /** What the transfers list says of a finished row; only what the row knows. */
-type Ended = Pick<TransferRow, 'direction' | 'bytes' | 'totalBytes' | 'filesDone' | 'filesTotal' | 'batch' | 'madeFolders'>;
+type Ended = Pick<TransferRow, 'direction' | 'bytes' | 'totalBytes' | 'filesDone' | 'filesTotal' | 'batch' | 'madeFolders' | 'leftBehind'>;
 
 /**
  * "Uploaded 3.5 MB"; for several files "Uploaded 1000 files, 3.9 MB". A batch counts the files
@@ -20,21 +20,39 @@ export function doneText(t: Ended): string {
 }
 
 /**
+ * The partial copies a transfer's host could not remove as it ended (its connection was gone: a
+ * server that stopped answering), named: they stay until the next connection to that server,
+ * which removes them before anything else (the host's orphan temps).
+ */
+function partialsKept(paths: readonly string[]): string {
+  const base = (p: string) => p.slice(p.lastIndexOf('/') + 1) || p;
+  const [first] = paths;
+  if (paths.length === 1 && first !== undefined) {
+    const dir = first.slice(0, first.lastIndexOf('/')) || '/';
+    return `the connection was lost before its partial copy could be removed: ${base(first)} stays in ${dir} on the server until the next connection to it, which removes it`;
+  }
+  const named = paths.slice(0, 3).map(base).join(', ') + (paths.length > 3 ? ', …' : '');
+  return `the connection was lost before its ${paths.length} partial copies could be removed (${named}): they stay on the server until the next connection to it, which removes them`;
+}
+
+/**
  * A cancelled transfer leaves no partial file: the host removes the temp a file was being
- * written to, and a file it would have replaced is as it was. Of a batch, the files that had
- * arrived stay (a cancel does not take them back, and a Retry sends only the rest), and so do
- * the folders made for it, before its first file, even with nothing in them.
+ * written to, and a file it would have replaced is as it was — unless the connection was gone
+ * before it could (leftBehind): then the row names what stays, and until when. Of a batch, the
+ * files that had arrived stay (a cancel does not take them back, and a Retry sends only the
+ * rest), and so do the folders made for it, before its first file, even with nothing in them.
  */
 export function cancelledText(t: Ended): string {
-  if (!t.batch) return 'Cancelled — nothing was left behind';
+  const kept = t.leftBehind.length ? partialsKept(t.leftBehind) : null;
+  if (!t.batch) return kept ? `Cancelled — ${kept}.` : 'Cancelled — nothing was left behind';
   const total = t.filesTotal ?? 0;
   const files = total === 1 ? 'file' : 'files';
   const arrived =
     t.filesDone > 0
-      ? `Cancelled — ${t.filesDone} of ${total} ${files} had arrived and stay on the server; no partial file was left.`
+      ? `Cancelled — ${t.filesDone} of ${total} ${files} had arrived and stay on the server; ${kept ?? 'no partial file was left'}.`
       : total === 1
-        ? 'Cancelled — the file had not arrived, and no partial file was left.'
-        : `Cancelled — none of the ${total} files had arrived, and no partial file was left.`;
+        ? `Cancelled — the file had not arrived, and ${kept ?? 'no partial file was left'}.`
+        : `Cancelled — none of the ${total} files had arrived, and ${kept ?? 'no partial file was left'}.`;
   const made = t.madeFolders;
   if (!made.length) return arrived;
   if (made.length === 1) return `${arrived} The folder ${made[0]} was made for this upload and stays.`;
