@@ -19,12 +19,16 @@ import { until } from '../fixtures/poll.js';
 import { type RdpTestServer, startRdpServer } from '../fixtures/rdp-server.js';
 import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
 
-/** Set to make the next desktop session refuse to be made, as the addon's loader does where it is missing. */
-const addon = vi.hoisted(() => ({ refuseNext: false }));
+/**
+ * `refuseNext`: set to make the next desktop session refuse to be made, as the addon's loader does
+ * where it is missing. `asked`: the size the last one was asked for (the server may pick another).
+ */
+const addon = vi.hoisted(() => ({ refuseNext: false, asked: null as { width: number | undefined; height: number | undefined } | null }));
 vi.mock('../../src-main/node/rdp/native.js', async (importOriginal) => {
   const real = await importOriginal<typeof Native>();
   class RefusableRdpSession extends real.RdpSession {
     constructor(options: Native.RdpConnectOptions) {
+      addon.asked = { width: options.width, height: options.height };
       if (addon.refuseNext) {
         addon.refuseNext = false;
         throw new real.RdpError('EUNAVAILABLE', 'RDP is unavailable: the FreeRDP addon was not built.');
@@ -123,4 +127,28 @@ test('an open whose desktop session cannot be made closes the tunnel just opened
   expect((await failure(client.call('rdp.open', { connectionId: rdpId }))).code).toBe('EUNAVAILABLE');
   await gateIdle('the jump host login closed');
   expect(await sessions()).toEqual(listed);
+});
+
+test('a resize of a disconnected session connects nothing, even with the connection edited since: it keeps the size for Reconnect, which connects as saved now', async () => {
+  const sessionId = await openThroughGate();
+  addon.refuseNext = true;
+  expect((await failure(client.call('rdp.resize', { sessionId, width: 1024, height: 640 }))).code).toBe('EUNAVAILABLE');
+  await gateIdle('the jump host login closed');
+  // Edited since it last connected, which a resize would have connected with.
+  await client.call('connections.update', { id: rdpId, patch: { name: 'desk renamed' } });
+  try {
+    const refused = await failure(client.call('rdp.resize', { sessionId, width: 900, height: 700 }));
+    expect(refused.code).toBe('ESESSIONCLOSED');
+    expect(refused.message).toBe('The RDP session to desk behind gate is disconnected, and a resize does not connect it. Reconnect it: it then asks for 900x700.');
+    expect(await state(sessionId)).toBe('disconnected');
+    expect(sshd.heldConnections()).toBe(0);
+
+    await client.call('rdp.reconnect', { sessionId });
+    expect(addon.asked).toEqual({ width: 900, height: 700 });
+    expect((await client.call('sessions.list')).find((s) => s.id === sessionId)).toMatchObject({ state: 'open', title: 'desk renamed' });
+    await client.call('sessions.close', { sessionId });
+    await gateIdle('the jump host login closed with the session');
+  } finally {
+    await client.call('connections.update', { id: rdpId, patch: { name: 'desk behind gate' } });
+  }
 });

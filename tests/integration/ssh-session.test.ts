@@ -9,7 +9,7 @@ import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
 import { DEFAULT_FLOW } from '../../src-main/node/terminal/terminal-session.js';
 import { type SshdHandle, startSshd, savePasswordConnection } from '../fixtures/sshd.js';
-import { type SilentPort, silentPort } from '../fixtures/net.js';
+import { type SilentPort, silentPort, startResettingProxy } from '../fixtures/net.js';
 import { until } from '../fixtures/poll.js';
 import { failure } from '../fixtures/errors.js';
 import { shortTimeoutService } from '../fixtures/ssh-service.js';
@@ -332,6 +332,32 @@ describe('dropped connection and reconnect', () => {
     expect((await client.call('ssh.exec', { sessionId, command: 'echo ok' })).stdout).toBe('ok\n');
     for (const off of offs) off();
     await client.call('sessions.close', { sessionId });
+  });
+
+  test('a reset that arrives with output still unread is said to be a reset; a server that closes the connection is not', async () => {
+    const proxy = await startResettingProxy(sshd.port);
+    try {
+      const conn = await savePasswordConnection(client, { ...sshd, port: proxy.port }, 'alpha');
+      const { sessionId } = await client.call('ssh.open', { connectionId: conn.id });
+      const disconnected = () => until('disconnected', async () => (await client.call('sessions.list')).find((s) => s.id === sessionId && s.state === 'disconnected'));
+      await waitForOutput(sessionId, /\$ $/);
+      // The server's answer to a command and the reset reach us together: the answer unread.
+      proxy.hold();
+      await client.call('terminal.write', { sessionId, data: 'echo unread\n' });
+      await until("the server's answer held back", () => proxy.heldBytes() > 0);
+      proxy.resetWithHeld();
+      expect((await disconnected()).reason).toBe('Connection to alpha lost: the connection was reset (the server, or a firewall or NAT on the way, ended it abruptly).');
+
+      // The server's processes killed: it closes the connection, which is no reset.
+      const mark = (await client.call('terminal.read', { sessionId, maxBytes: 1 })).nextSeq;
+      await client.call('ssh.reconnect', { sessionId });
+      await waitForOutput(sessionId, /\$ $/, mark);
+      sshd.dropConnections();
+      expect((await disconnected()).reason).toBe('Connection to alpha lost.');
+      await client.call('sessions.close', { sessionId });
+    } finally {
+      await proxy.close();
+    }
   });
 
   test('the shell exiting ends the session with its code', async () => {

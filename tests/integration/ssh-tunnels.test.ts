@@ -10,15 +10,18 @@ import { type AddressInfo, type Server, connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SocksClient } from 'socks';
-import { afterAll, beforeAll, expect, test, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import type { z } from 'zod';
 import type { ContractClient } from '../../src-main/common/client.js';
 import type { SavedForward } from '../../src-main/common/contract/connections.js';
 import type { EventPayload } from '../../src-main/common/contract/index.js';
 import { App } from '../../src-main/node/app.js';
 import { connectInProcess } from '../../src-main/node/in-process.js';
+import { tunnelOptions } from '../../src-main/node/ssh/tunnels.js';
 import { failure } from '../fixtures/errors.js';
+import { type SilentPort, silentPort } from '../fixtures/net.js';
 import { until } from '../fixtures/poll.js';
+import { shortTimeoutService } from '../fixtures/ssh-service.js';
 import { type SshdHandle, savePasswordConnection, startSshd } from '../fixtures/sshd.js';
 
 let sshd: SshdHandle;
@@ -184,6 +187,72 @@ test('a target the server cannot reach is named in lastError; closing the sessio
   await until('the tunnel to stop with its session', async () => (await client.call('tunnels.list', {})).tunnels.length === 0);
   expect(await roundTrip(t.bindPort, 'still there?')).toBe('');
   expect((await failure(client.call('tunnels.start', { sessionId, bindPort: 0, targetPort: echoPort }))).code).toBe('ENOTFOUND');
+});
+
+describe('a target that does not answer (its packets dropped)', () => {
+  let silent: SilentPort;
+  beforeAll(async () => {
+    silent = await silentPort();
+  });
+  afterAll(async () => {
+    await silent?.close();
+  });
+
+  /** Connects to a tunnel's port and resolves once the tunnel has closed the connection. */
+  function closedByTunnel(port: number): Promise<void> {
+    return new Promise((resolve) => {
+      const s = connect(port, '127.0.0.1');
+      s.on('error', () => undefined);
+      s.on('close', () => resolve());
+    });
+  }
+
+  test('a port forward gives a connection up once the target did not answer in time, naming the session and the target, and carries the next one', async () => {
+    // Its target has 1.5 s to answer (the app's wait is 20 s); the server's own dial waits over two minutes.
+    const ssh = shortTimeoutService(app);
+    const { sessionId } = await ssh.open({ connectionId, cols: 80, rows: 24 }, undefined, 'test');
+    try {
+      const session = ssh.session(sessionId);
+      const local = await ssh.tunnels.start(session, tunnelOptions({ kind: 'local', bindHost: '127.0.0.1', bindPort: 0, targetHost: '127.0.0.1', targetPort: silent.port }));
+      let closed = false;
+      void closedByTunnel(local.bindPort).then(() => (closed = true));
+      await until('the tunnel to close the connection to a silent target', () => closed);
+      const [after] = ssh.tunnels.list(sessionId);
+      expect(after).toMatchObject({
+        active: 0,
+        total: 1,
+        lastError: `web01 could not connect to 127.0.0.1:${silent.port}: it did not answer in time. Is the host up and the port right?`,
+      });
+
+      // A SOCKS proxy: the connection to the silent target is refused as unreachable; the next one, elsewhere, is carried.
+      const socks = await ssh.tunnels.start(session, tunnelOptions({ kind: 'dynamic', bindHost: '127.0.0.1', bindPort: 0 }));
+      await expect(socksRoundTrip(socks.bindPort, '127.0.0.1', silent.port, 'anyone?')).rejects.toThrow(/HostUnreachable/);
+      expect(await socksRoundTrip(socks.bindPort, '127.0.0.1', echoPort, 'still carried')).toBe('still carried');
+      expect(ssh.tunnels.list(sessionId).find((t) => t.kind === 'dynamic')?.lastError).toBeNull();
+    } finally {
+      await app.sessions.close(sessionId);
+      ssh.dispose();
+    }
+  });
+
+  test("an RDP desktop's tunnel gives a connection up once the target did not answer in time, says why naming the jump host and the target, and stays up", async () => {
+    const ssh = shortTimeoutService(app);
+    try {
+      const tunnel = await ssh.openTunnel(connectionId, '127.0.0.1', silent.port, 'desk');
+      try {
+        let closed = false;
+        void closedByTunnel(tunnel.port).then(() => (closed = true));
+        await until('the tunnel to close the connection to a silent target', () => closed);
+        expect(tunnel.lastError?.code).toBe('ETIMEOUT');
+        expect(tunnel.lastError?.message).toBe(`Jump host web01 could not reach 127.0.0.1:${silent.port} (desk): it did not answer in time. Is the host up and the port right?`);
+        expect(tunnel.closed).toBe(false);
+      } finally {
+        tunnel.close();
+      }
+    } finally {
+      ssh.dispose();
+    }
+  });
 });
 
 test('bad tunnel input gets stable codes', async () => {

@@ -74,7 +74,8 @@ export const rdpMethods = {
   'rdp.resize': method(
     z.object({ sessionId: Id, width: z.number().int().min(200).max(8192), height: z.number().int().min(200).max(8192) }),
     z.object({ width: z.number().int(), height: z.number().int() }),
-    'Changes the desktop size (reconnects at the new size, through the jump host tunnel still up if there is one; the server may pick another).',
+    'Changes the desktop size (reconnects at the new size, through the jump host tunnel still up if there is one; the server may pick another). ' +
+      'A disconnected session is not connected by it: it fails ESESSIONCLOSED, and its next rdp.reconnect asks for this size.',
   ),
   'rdp.screenshot': method(
     z.object({

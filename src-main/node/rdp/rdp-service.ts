@@ -87,6 +87,8 @@ class RdpTab implements SessionHandle {
   private held: { x0: number; y0: number; x1: number; y1: number } | null = null;
   private creditTimer: NodeJS.Timeout | null = null;
   private tunnel: RdpTunnel | null = null;
+  /** The size a resize asked for while the session was not open: its next Reconnect asks for it. */
+  private sizeForReconnect: { width: number; height: number } | null = null;
   /** Aborted when the session closes: a connect (reconnect) under way is given up. */
   private readonly closing = new AbortController();
   readonly createdAt = new Date().toISOString();
@@ -249,15 +251,28 @@ class RdpTab implements SessionHandle {
    */
   reconnect(opts: RdpConnectOptions = {}): Promise<{ width: number; height: number }> {
     this.connection = this.service.resolveAgain(this.connection, this.id);
-    return this.reopen(undefined, undefined, opts);
+    return this.reopen(this.sizeForReconnect?.width, this.sizeForReconnect?.height, opts);
   }
 
   /**
    * rdp.resize: the desktop again at the new size, through the jump host's tunnel when it is
    * still up (a password typed for a hop, and not saved, is not needed again). One that fails
    * leaves the session disconnected, as a drop does, and its tunnel closed (dropTunnel).
+   *
+   * A disconnected session is not connected by a resize: the size is kept for its Reconnect, and
+   * the call fails ESESSIONCLOSED saying so. A resize comes from a window's size, not from a
+   * person asking to connect; and it would connect with the connection as saved at the last
+   * connect (it keeps that, to need no unlocked vault), to an address or with a password edited
+   * since. A Reconnect takes the connection as saved now.
    */
-  resize(width: number, height: number): Promise<{ width: number; height: number }> {
+  async resize(width: number, height: number): Promise<{ width: number; height: number }> {
+    if (this.state === 'disconnected') {
+      this.sizeForReconnect = { width, height };
+      throw new WraithError(
+        'ESESSIONCLOSED',
+        `The RDP session to ${this.connection.name} is disconnected, and a resize does not connect it. Reconnect it: it then asks for ${width}x${height}.`,
+      );
+    }
     return this.reopen(width, height, {}, true);
   }
 
@@ -271,6 +286,7 @@ class RdpTab implements SessionHandle {
     this.service.sessions.changed(this.id);
     try {
       const size = await this.connect(width ?? old?.width, height ?? old?.height, opts, keepTunnel);
+      this.sizeForReconnect = null;
       this.service.sessions.changed(this.id);
       this.service.bus.emit('rdp.resized', { sessionId: this.id, ...size });
       return size;

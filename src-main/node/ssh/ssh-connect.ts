@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { connect as tcpConnect } from 'node:net';
+import { type Socket, connect as tcpConnect } from 'node:net';
 import type { Duplex } from 'node:stream';
 import ssh2, { type AnyAuthMethod, type AuthHandlerMiddleware, Client, type Prompt } from 'ssh2';
 import { type CredentialNeed, MAX_LOGIN_TRIES } from '../../common/contract/ssh.js';
@@ -12,6 +12,7 @@ import { readLocalFileSync } from '../local-files.js';
 import type { EventBus } from '../router.js';
 import { type HopLabel, label, mapConnectError } from './errors.js';
 import { ServerWords } from './server-words.js';
+import { ForwardFailed, openForward } from './tunnel.js';
 
 // ssh2 is CommonJS: Node's ESM loader cannot see `utils` as a named export.
 const { utils } = ssh2;
@@ -351,7 +352,7 @@ export function connectHop(
     const keepalive = deps.keepaliveIntervalMs(conn);
     // The first hop's socket is ours (dialled as ssh2 would dial it), so what the server says can
     // be listened to: ssh2 keeps its own socket to itself.
-    const stream = sock ?? tcpConnect({ host: conn.host, port: conn.port });
+    const stream = sock ?? dial(conn.host, conn.port);
     client.connect({
       host: conn.host,
       port: conn.port,
@@ -419,6 +420,28 @@ export function connectHop(
   });
 }
 
+/**
+ * A TCP connection to host:port that reports a reset as a reset. A reset that arrives while data
+ * is still unread (the server's last output, say) is reported by Node as a plain end: libuv reads
+ * the data, sees the connection hung up, and calls it the end of the stream without the read that
+ * would have returned ECONNRESET. The reset is still on the socket, and a write returns it: so the
+ * socket is half-open (Node does not end our side by itself) and, when the server's side ends, an
+ * empty write asks. On a reset it fails, and the socket is destroyed with ECONNRESET, which ssh2
+ * reports as its client's error before its close; otherwise (the server closed the connection) our
+ * side is closed too. Either way 'close' follows 'end'.
+ */
+function dial(host: string, port: number): Socket {
+  const socket = tcpConnect({ host, port, allowHalfOpen: true });
+  socket.once('end', () => {
+    // Already ended by us (ssh2 said goodbye first): nothing to ask, and it closes by itself.
+    if (!socket.writable) return;
+    socket.write(Buffer.alloc(0), (err) => {
+      if (!err) socket.destroy();
+    });
+  });
+  return socket;
+}
+
 type AuthSpec = AnyAuthMethod;
 
 /**
@@ -459,52 +482,30 @@ function authMethods(conn: ResolvedConnection): { methods: AuthSpec[]; pending: 
 }
 
 /**
- * Opens a direct-tcpip channel through `via` to the next hop. The jump host answers once its own
- * TCP connect to the next hop is through, and a next hop that drops it gets no answer until the
- * jump host's kernel gives up (over two minutes): so the next hop has `timeoutMs` to answer, as a
- * direct connect has (0: no limit, as there), and `signal` gives it up at once. Either way the
- * caller ends `via`'s connection, which takes the channel still opening along.
+ * Opens a direct-tcpip channel through `via` to the next hop. The next hop has `timeoutMs` to
+ * answer the jump host's dial, as a direct connect has (0: no limit, as there), and `signal`
+ * gives it up at once (openForward). Either way the caller ends `via`'s connection, which takes
+ * the channel still opening along.
  */
-export function forwardTo(
+export async function forwardTo(
   via: Client,
   viaConn: ResolvedConnection,
   next: ResolvedConnection,
   timeoutMs: number,
   signal?: AbortSignal,
 ): Promise<Duplex> {
-  const where = hostAndPort(next.host, next.port);
-  const details = { host: next.host, port: next.port };
-  return new Promise((resolve, reject) => {
-    let settled = false;
-    /** Ends the wait; false when it had already ended. */
-    const settle = (): boolean => {
-      if (settled) return false;
-      settled = true;
-      if (timer) clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      return true;
-    };
-    const fail = (err: WraithError) => {
-      if (settle()) reject(err);
-    };
-    const onAbort = () => fail(new WraithError('ECANCELLED', `Connecting to ${next.name} was cancelled.`));
-    // A direct connect's words for it (mapConnectError), said of the jump host that dialled.
-    const timer =
-      timeoutMs > 0
-        ? setTimeout(
-            () => fail(new WraithError('ETIMEOUT', `Jump host ${viaConn.name} could not reach ${where} (${next.name}): it did not answer in time. Is the host up and the port right?`, details)),
-            timeoutMs,
-          )
-        : null;
-    if (signal?.aborted) return onAbort();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    via.forwardOut('127.0.0.1', 0, next.host, next.port, (err, stream) => {
-      if (err) return fail(new WraithError('EIO', `Jump host ${viaConn.name} could not reach ${where} (${next.name}): ${err.message}.`, details));
-      if (settle()) resolve(stream);
-      // Given up meanwhile: nobody will use it.
-      else stream.destroy();
+  try {
+    return await openForward(via, next.host, next.port, { timeoutMs, signal });
+  } catch (err) {
+    if (!(err instanceof ForwardFailed)) throw err;
+    if (err.reason === 'cancelled') throw new WraithError('ECANCELLED', `Connecting to ${next.name} was cancelled.`);
+    // A direct connect's words for a timeout (mapConnectError), said of the jump host that dialled.
+    const why = err.reason === 'timeout' ? err.message : `${err.message}.`;
+    throw new WraithError(err.reason === 'timeout' ? 'ETIMEOUT' : 'EIO', `Jump host ${viaConn.name} could not reach ${hostAndPort(next.host, next.port)} (${next.name}): ${why}`, {
+      host: next.host,
+      port: next.port,
     });
-  });
+  }
 }
 
 /**

@@ -325,12 +325,14 @@ export class SshSession extends TerminalSession {
       // host's forwarded channel that is all a client hears when its server goes: the channel
       // stays half open, and no close comes until keepalives fail. ssh2 reports a socket's end
       // before its close, and closes the client's channels (a forwarded one carries the next
-      // hop) after that close, so the outermost hop that went is marked first.
+      // hop) after that close, so the outermost hop that went is marked first. The first hop's
+      // TCP socket closes right after its end, and may learn in between that the end was a reset
+      // (ssh-connect's dial): its close is waited for, so the reason says so.
       const over = () => {
         gone[i] = true;
         this.ended(gen, null, null, lost());
       };
-      c.on('end', over);
+      if (i > 0) c.on('end', over);
       c.on('close', over);
     }
   }
@@ -415,13 +417,15 @@ export class SshService {
 
   constructor(private readonly deps: SshServiceDeps) {
     this.prompts = new PromptBroker(deps.bus, deps.promptTimeoutMs ?? 120_000);
-    this.tunnels = new Tunnels((sessionId, tunnels) => deps.bus.emit('tunnels.changed', { sessionId, tunnels }));
+    const readyTimeoutMs = deps.readyTimeoutMs ?? 20_000;
+    // A forward's target has as long to answer as an SSH server has.
+    this.tunnels = new Tunnels((sessionId, tunnels) => deps.bus.emit('tunnels.changed', { sessionId, tunnels }), readyTimeoutMs);
     this.connectDeps = {
       hostKeys: deps.hostKeys,
       bus: deps.bus,
       prompts: this.prompts,
       keepaliveIntervalMs: (conn) => conn.sshOptions.keepaliveIntervalMs ?? deps.keepaliveIntervalMs(),
-      readyTimeoutMs: deps.readyTimeoutMs ?? 20_000,
+      readyTimeoutMs,
     };
   }
 
@@ -627,7 +631,9 @@ export class SshService {
     const clients = await this.tracked(opts.signal, (s) => connectChain(this.connectDeps, chain, s, { jumpHostFor: forConnection, promptTag: opts.promptTag }));
     try {
       save?.();
-      return await listenTunnel(clients, host, port);
+      // The chain's last hop (resolveChain's first) dials the target.
+      const viaName = chain[0]?.name ?? viaConnectionId;
+      return await listenTunnel(clients, host, port, { viaName, forConnection, timeoutMs: this.connectDeps.readyTimeoutMs });
     } catch (err) {
       for (const c of [...clients].reverse()) c.destroy();
       throw err;

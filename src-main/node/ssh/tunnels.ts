@@ -54,7 +54,11 @@ export class Tunnels {
   /** Clients whose forwarded connections (remote tunnels) are routed here; one listener each. */
   private readonly routed = new WeakSet<Client>();
 
-  constructor(private readonly onChange: (sessionId: string, tunnels: Tunnel[]) => void) {}
+  /** `forwardTimeoutMs`: how long a target has to answer each connection carried to it (carryThrough). */
+  constructor(
+    private readonly onChange: (sessionId: string, tunnels: Tunnel[]) => void,
+    private readonly forwardTimeoutMs: number,
+  ) {}
 
   async start(session: TunnelSession, o: TunnelOptions): Promise<Tunnel> {
     const client = session.client(); // refuse at once when the session is down
@@ -178,6 +182,7 @@ export class Tunnels {
         socket,
         host,
         port,
+        this.forwardTimeoutMs,
         (message) => this.refused(t, `${title} could not connect to ${hostAndPort(host, port)}: ${message}`),
         () => (t.info.lastError = null),
       );
@@ -196,6 +201,7 @@ export class Tunnels {
         socket,
         conn.destAddress,
         conn.destPort,
+        this.forwardTimeoutMs,
         (message) => {
           reply(socksStatus(message));
           this.refused(t, `${title} could not connect to ${where}: ${message}`);
