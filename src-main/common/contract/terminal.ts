@@ -38,6 +38,14 @@ export const terminalMethods = {
        */
       restore: z.string(),
       closed: z.boolean(),
+      /**
+       * Where the session's program ended within the bytes read (its connection dropped, its shell
+       * exited), oldest first: a view reading the output back says so there, as it did live.
+       * `index` is where in `text` (UTF-16 code units), `seq` where in the output, `at` when (ISO
+       * time), `reason` why, in words a person can act on. A read from `sinceSeq` has those after
+       * it; a read without, those from its first byte on. The output itself never holds them.
+       */
+      ends: z.array(z.object({ seq: z.number().int(), index: z.number().int(), at: z.string(), reason: z.string().nullable() })),
     }),
     'Reads session output from the ring buffer (without sinceSeq: the last maxBytes).',
   ),

@@ -6,9 +6,21 @@ import type { EventBus } from '../router.js';
 import type { SessionHandle } from '../sessions/session-registry.js';
 import { TerminalModeTracker } from './mode-tracker.js';
 import { Osc7Tracker } from './osc7.js';
-import { DEFAULT_RING_BUFFER_BYTES, type RingRead, TerminalRingBuffer } from './ring-buffer.js';
+import { DEFAULT_RING_BUFFER_BYTES, type RingRead, TerminalRingBuffer, stripAnsi } from './ring-buffer.js';
 
 const FRESH_MODES_BYTES = Buffer.from(FRESH_MODES);
+/** Ends of a session's program kept at most (a connection that drops again and again). */
+const MAX_ENDS = 256;
+
+/** Where a session's program ended (its connection dropped, its shell exited): the seq just past its last output. */
+interface ProgramEnd {
+  seq: number;
+  at: string;
+  reason: string | null;
+}
+
+/** A read of a session's output, with what a view writes around it (terminal.read's result). */
+export type TerminalRead = RingRead & { restore: string; closed: boolean; ends: (ProgramEnd & { index: number })[] };
 
 /** Where a terminal's bytes come from and go to: an SSH shell channel or a local PTY. */
 export interface TerminalSource {
@@ -85,6 +97,12 @@ export abstract class TerminalSession implements SessionHandle {
   readonly osc7 = new Osc7Tracker();
   /** The modes in effect at each point of the ring buffer, for terminal.read's `restore`. */
   private readonly modes: TerminalModeTracker;
+  /**
+   * Where the program ended, oldest first: a view says so in the terminal ("Disconnected"), and a
+   * view that reads the output back after a reload says it there again. Kept beside the ring,
+   * not in it: the output is the program's (the XO and the CLI read it as such).
+   */
+  private ends: ProgramEnd[] = [];
   cols: number;
   rows: number;
   protected source: TerminalSource | null = null;
@@ -136,9 +154,26 @@ export abstract class TerminalSession implements SessionHandle {
     this.source?.resize(cols, rows);
   }
 
-  read(sinceSeq: number | undefined, maxBytes: number, stripAnsi: boolean): RingRead & { restore: string; closed: boolean } {
-    const r = this.ring.read(sinceSeq, maxBytes, { stripAnsi });
-    return { ...r, restore: this.modes.restoreAt(r.seq), closed: !this.live };
+  read(sinceSeq: number | undefined, maxBytes: number, strip: boolean): TerminalRead {
+    const r = this.ring.read(sinceSeq, maxBytes, { stripAnsi: strip });
+    const restore = this.modes.restoreAt(r.seq);
+    // A read from sinceSeq has the ends after it: one at sinceSeq itself came with the read before.
+    const within = this.ends.filter((e) => e.seq >= r.seq && e.seq <= r.nextSeq && (sinceSeq === undefined || e.seq > sinceSeq));
+    if (within.length === 0) return { ...r, restore, closed: !this.live, ends: [] };
+    // The text in pieces cut at the ends, so each one's index is exact (stripped text too).
+    const piece = (from: number, to: number) => {
+      const text = this.ring.bytes(from, to).toString('utf8');
+      return strip ? stripAnsi(text) : text;
+    };
+    let text = '';
+    let from = r.seq;
+    const ends = within.map((e) => {
+      text += piece(from, e.seq);
+      from = e.seq;
+      return { ...e, index: text.length };
+    });
+    text += piece(from, r.nextSeq);
+    return { ...r, text, restore, closed: !this.live, ends };
   }
 
   ack(bytes: number): void {
@@ -190,6 +225,10 @@ export abstract class TerminalSession implements SessionHandle {
 
   protected emitExit(code: number | null, signal: string | null, reason: string | null): void {
     this.flush();
+    this.ends.push({ seq: this.ring.endSeq, at: new Date().toISOString(), reason });
+    const oldest = this.ring.startSeq;
+    // An end before the oldest byte kept belongs to output no read returns any more.
+    this.ends = this.ends.filter((e) => e.seq >= oldest).slice(-MAX_ENDS);
     this.bus.emit('terminal.exit', { sessionId: this.id, code, signal, reason });
   }
 

@@ -5,6 +5,7 @@ import { WebLinksAddon } from '@xterm/addon-web-links';
 import { WebglAddon } from '@xterm/addon-webgl';
 import { Terminal } from '@xterm/xterm';
 import { type MaybeRefOrGetter, onBeforeUnmount, onMounted, ref, toValue, watch } from 'vue';
+import type { Output } from '@common/contract/index.js';
 import { terminalFontSize } from '@common/contract/settings.js';
 import { FRESH_MODES } from '@common/terminal-modes.js';
 import { useSettingsStore } from '../../stores/settings.js';
@@ -56,7 +57,16 @@ export interface UseTerminalOptions {
    * the pane says so. Output read back after a reload copies nothing again.
    */
   onProgramCopy?: (report: ProgramCopyReport) => void;
+  /**
+   * How an earlier end of the session's program (its connection dropped, its shell exited) reads
+   * in output read back (after a reload, or a dropped link): said where it happened, as the view
+   * said it live (sessionOver). Without it, output read back says nothing of them.
+   */
+  describeEnd?: (end: { at: Date; reason: string | null }) => string;
 }
+
+/** Where the session's program ended, in a read of its output (terminal.read's `ends`). */
+type ProgramEnd = Output<'terminal.read'>['ends'][number];
 
 /**
  * The most a view reads back after a dropped link (terminal.read's limit); the ring buffer holds
@@ -64,6 +74,18 @@ export interface UseTerminalOptions {
  */
 const CATCH_UP_BYTES = 4 * 1024 * 1024;
 const encoder = new TextEncoder();
+
+/**
+ * Written in front of output read back after a reload, it tells the view (through its handler)
+ * that xterm has reached that output: from there until the write's callback, the answers xterm
+ * gives on its own (device attributes, cursor position, colours…) are to queries that were
+ * answered when they came, and must not reach the session again — typed at a shell's prompt they
+ * showed as `1;2c`. Marked in the bytes rather than from the write call on, because xterm parses
+ * later (a task after the call), and keys typed in between must still go. An OSC number no
+ * program uses; xterm ignores OSC numbers nobody handles.
+ */
+const REPLAY_MARK_OSC = 7_303;
+const REPLAY_MARK = `\x1b]${REPLAY_MARK_OSC};\x07`;
 
 /**
  * terminal.write takes a string of at most 1,000,000 characters (contract/terminal.ts), and a
@@ -217,10 +239,38 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, options:
   let feeder: OutputFeeder | null = null;
   /** Whether the terminal is on screen (its tab in front): a hidden one's output yields to it (output-feeder.ts). */
   let onScreen = true;
-  /** A re-attached view's read of the session's earlier output, while it is out: notices wait for it. */
-  let replaying: Promise<void> | null = null;
   /** While xterm parses that earlier output: what a program did in it (OSC 52 copies) was done when it came. */
   let parsingReplay = false;
+  /** From REPLAY_MARK to the end of the earlier output: xterm's answers to queries in it are dropped. */
+  let answersDropped = false;
+  /**
+   * When the session's program ended, as the host has it, once a read back found that end (the
+   * session is over now): sessionOver's notice gives that time rather than the time it is written.
+   */
+  let overAt: Date | null = null;
+  /** A read of the session's output (after a reload, or a dropped link) while it is out: notices wait for it. */
+  let reading: Promise<void> | null = null;
+
+  /**
+   * The text of a read back, with what the view said where the program ended (a dropped
+   * connection, an exited shell) put back there. An end at the very end of a session over now is
+   * left out: the pane says that one (sessionOver), with what Enter does now.
+   */
+  function textWithEnds(r: { text: string; ends: ProgramEnd[]; closed: boolean; truncated: boolean; nextSeq: number }): string {
+    let out = '';
+    let from = 0;
+    for (const end of r.ends) {
+      out += r.text.slice(from, end.index);
+      from = end.index;
+      if (r.closed && !r.truncated && end.seq === r.nextSeq) {
+        overAt = new Date(end.at);
+        continue;
+      }
+      const line = options.describeEnd?.({ at: new Date(end.at), reason: end.reason });
+      if (line) out += `\r\n\x1b[2m${line}\x1b[0m\r\n`;
+    }
+    return out + r.text.slice(from);
+  }
 
   function send(data: string | Uint8Array<ArrayBuffer>): void {
     if (!attached) return;
@@ -286,6 +336,7 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, options:
       if (bytes.byteLength > 0) {
         holdBlink(t);
         options.onOutput?.();
+        overAt = null; // the program runs again: an end read back is history
       }
       output.push(bytes, acked ? 0 : data.byteLength);
     };
@@ -302,15 +353,31 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, options:
      * arrives meanwhile. The host counted the bytes that never came as owed: they are credited
      * once shown, or its flow control would hold the session paused until its stall timer.
      */
-    const catchUp = async (from: number) => {
+    const catchUp = (from: number) => {
       backlog ??= [];
+      const read = readSince(from).finally(() => {
+        if (reading === read) reading = null;
+      });
+      reading = read;
+      return read;
+    };
+    /**
+     * The view has parsed everything before `from`, so it is in the modes in effect there, and the
+     * bytes read cross any later change as they are parsed: written as they are. Only when the
+     * ring buffer no longer holds the start (`dropped`) are the changes in between lost: then the
+     * terminal's modes go back to a fresh terminal's (FRESH_MODES) and to those where the read
+     * starts (`restore`, which is relative to a fresh terminal). Restore with nothing lost would
+     * not be a no-op: its scroll region is set with the cursor saved (ESC 7), over what the
+     * program saved itself.
+     */
+    const readSince = async (from: number) => {
       try {
         const r = await host.call('terminal.read', { sessionId: id, sinceSeq: from, maxBytes: CATCH_UP_BYTES });
         if (!live) return;
         // Bytes from the first chunk that did arrive on are credited as each such chunk is shown.
         const lostUntil = Math.min(backlog?.[0]?.seq ?? r.nextSeq, r.nextSeq);
-        const note = r.dropped > 0 ? `\x1b[2m[${r.dropped} bytes of output from while the link was down are no longer kept]\x1b[0m\r\n` : '';
-        output.push(encoder.encode(note + r.text), Math.max(0, lostUntil - from));
+        const lost = r.dropped > 0 ? `${FRESH_MODES}\x1b[2m[${r.dropped} bytes of output from while the link was down are no longer kept]\x1b[0m\r\n${r.restore}` : '';
+        output.push(encoder.encode(lost + textWithEnds(r)), Math.max(0, lostUntil - from));
         shownUpTo = Math.max(shownUpTo, r.nextSeq);
         expected = Math.max(expected ?? 0, r.nextSeq);
       } catch {
@@ -334,23 +401,28 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, options:
     detach = [release, unregister, offOpen, () => output.dispose(), () => (feeder = null), () => (live = false)];
 
     if (backlog) {
-      replaying = host
+      const read: Promise<void> = host
         .call('terminal.read', { sessionId: id, maxBytes: 256 * 1024 })
         .then((r) => {
           if (!live) return;
-          if (r.dropped > 0 || r.seq > 0) t.write('\x1b[2m[earlier output not kept]\x1b[0m\r\n');
+          const note = r.dropped > 0 || r.seq > 0 ? '\x1b[2m[earlier output not kept]\x1b[0m\r\n' : '';
           // The modes a program set before the bytes read back (vim's alternate screen and mouse
           // reports): the screen it draws on must be the one it chose, before it is drawn.
+          // One write: its callback comes once xterm has parsed all of it, before anything after.
           parsingReplay = true;
-          t.write(r.restore + r.text, () => (parsingReplay = false));
+          t.write(REPLAY_MARK + note + r.restore + textWithEnds(r), () => {
+            parsingReplay = false;
+            answersDropped = false;
+          });
           shownUpTo = r.nextSeq;
           expected = Math.max(expected ?? 0, r.nextSeq);
         })
         .catch(() => undefined)
         .finally(() => {
-          replaying = null;
+          if (reading === read) reading = null;
           releaseBacklog();
         });
+      reading = read;
     }
     host.call('terminal.resize', { sessionId: id, cols: t.cols, rows: t.rows }).catch(() => undefined);
   }
@@ -526,7 +598,10 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, options:
     t.attachCustomKeyEventHandler(keyHandler);
 
     const subscriptions = [
-      t.onData((d) => send(d)),
+      // What xterm answers by itself comes here too: not its answers to output read back (REPLAY_MARK).
+      t.onData((d) => {
+        if (!answersDropped) send(d);
+      }),
       // onKey fires for typed keys only (onData also carries the terminal's own answers).
       t.onKey(({ key }) => options.onUserInput?.({ kind: 'key', data: key })),
       // Mouse reports in X10 mode are raw bytes, not UTF-8 text.
@@ -542,6 +617,10 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, options:
         const cwd = cwdFromOsc7(report);
         if (cwd) options.onCwd?.(cwd);
         return false;
+      }),
+      t.parser.registerOscHandler(REPLAY_MARK_OSC, () => {
+        answersDropped = parsingReplay;
+        return true;
       }),
       // Handled whatever it asks: a query for the clipboard's content is never answered.
       t.parser.registerOscHandler(52, (payload) => {
@@ -655,19 +734,20 @@ export function useTerminal(sessionId: MaybeRefOrGetter<string | null>, options:
     refit,
     /**
      * The session's program is gone (it ended, or its connection dropped): puts the terminal's
-     * modes back as a fresh terminal has them (FRESH_MODES) and writes a local notice, dimmed.
-     * Both go after the output already received, which the feeder may still be writing, or a
-     * re-attached view may still be reading back.
+     * modes back as a fresh terminal has them (FRESH_MODES) and writes a local notice, dimmed,
+     * saying when (`say`: the notice, given the time). Both go after the output already received,
+     * which the feeder may still be writing, or a view may still be reading back (after a reload
+     * or a dropped link); a view that read the end back takes the host's time of it.
      */
-    sessionOver: (text: string) => {
-      const bytes = encoder.encode(`${FRESH_MODES}\r\n\x1b[2m${text}\x1b[0m\r\n`);
+    sessionOver: (say: (at: Date) => string) => {
       const write = () => {
+        const bytes = encoder.encode(`${FRESH_MODES}\r\n\x1b[2m${say(overAt ?? new Date())}\x1b[0m\r\n`);
+        overAt = null;
         if (feeder) feeder.push(bytes, 0);
         else term?.write(bytes);
       };
-      // After a reload the earlier output (a full-screen program's modes with it) is still being
-      // read back: the reset goes after it.
-      if (replaying) void replaying.then(write);
+      // The earlier output (a full-screen program's modes with it) is still being read: the reset goes after it.
+      if (reading) void reading.then(write);
       else write();
     },
     searchResult,
