@@ -73,6 +73,11 @@ export interface TerminalTab {
   renamed?: boolean;
   /** Who opened its session, where the host says: the tab marks one the CLI or the XO opened. */
   openedBy?: SessionOpener;
+  /**
+   * The server whose trusted key or certificate this tab's changed-identity card forgot ("Forget
+   * old host key…"): the question that follows about it is no first connection, and does not say so.
+   */
+  forgotten?: ForgottenIdentity;
 }
 
 /**
@@ -96,9 +101,21 @@ export interface RdpTab {
   renamed?: boolean;
   /** Who opened its session, where the host says: the tab marks one the CLI or the XO opened. */
   openedBy?: SessionOpener;
+  /**
+   * The server whose trusted key or certificate this tab's changed-identity card forgot ("Forget
+   * old host key…"): the question that follows about it is no first connection, and does not say so.
+   */
+  forgotten?: ForgottenIdentity;
 }
 
 export type SessionTab = TerminalTab | RdpTab;
+
+/** A server whose key (ssh) or certificate (rdp) a tab's card forgot. */
+export interface ForgottenIdentity {
+  kind: 'ssh' | 'rdp';
+  host: string;
+  port: number;
+}
 
 export type SshPrompt = EventPayload<'ssh.prompt'>;
 
@@ -158,6 +175,8 @@ function exitReason(p: EventPayload<'terminal.exit'>): string {
 const PANEL_SESSION_KEY = 'wraith.panelSession';
 /** sessionStorage key of the titles given with Rename tab, by session id. */
 const TAB_TITLES_KEY = 'wraith.tabTitles';
+/** sessionStorage key of the session of the tab in front. */
+const ACTIVE_SESSION_KEY = 'wraith.activeSession';
 
 /** A tab title as Rename tab keeps it: one line, trimmed, at most 80 characters ('' when blank). */
 function cleanTitle(title: string): string {
@@ -283,6 +302,15 @@ export const useSessionsStore = defineStore('sessions', () => {
   }
 
   const activeTab = computed(() => tabs.value.find((t) => t.key === activeKey.value) ?? null);
+  // The tab in front is remembered the same way, by its session: a reload brings that tab to the
+  // front again (load), not the first one. A tab with no session yet has nothing a reload keeps.
+  watch(
+    () => activeTab.value?.sessionId ?? null,
+    (id) => {
+      if (id) sessionStorage.setItem(ACTIVE_SESSION_KEY, id);
+      else sessionStorage.removeItem(ACTIVE_SESSION_KEY);
+    },
+  );
   // A tab being shown has been seen: whatever it was marked with is cleared, however it got shown.
   watch(activeKey, () => {
     const tab = activeTab.value;
@@ -467,6 +495,8 @@ export const useSessionsStore = defineStore('sessions', () => {
     }
     const panelId = sessionStorage.getItem(PANEL_SESSION_KEY);
     const titles = storedTitles();
+    const firstLoad = !loaded;
+    const inFront = sessionStorage.getItem(ACTIVE_SESSION_KEY);
     // A local shell keeps the program it was started from, so a Relaunch once its session is gone
     // (Kill, or closed elsewhere) starts that shell again. A re-attached tab takes the title it
     // was renamed to, else the host's.
@@ -478,6 +508,9 @@ export const useSessionsStore = defineStore('sessions', () => {
         showSession(s, titles.get(s.id));
       }
     }
+    // After a reload, the tab that was in front is again, if its session is still there.
+    const wasInFront = firstLoad && inFront ? tabs.value.find((t) => t.sessionId === inFront) : undefined;
+    if (wasInFront) activeKey.value = wasInFront.key;
     loaded = true;
     await claimPanelShell();
   }
@@ -758,6 +791,7 @@ export const useSessionsStore = defineStore('sessions', () => {
     const target = hostKeyTarget(tab);
     if (!target) return false;
     await host.call('hostkeys.trust', { kind: identityKind(tab), ...target });
+    delete tab.forgotten;
     return true;
   }
 
@@ -766,7 +800,18 @@ export const useSessionsStore = defineStore('sessions', () => {
     const target = hostKeyTarget(tab);
     if (!target) return false;
     await host.call('hostkeys.forget', { kind: identityKind(tab), host: target.host, port: target.port });
+    tab.forgotten = { kind: identityKind(tab), host: target.host, port: target.port };
     return true;
+  }
+
+  /**
+   * Whether the tab's "not known yet" question is about the server whose old key or certificate
+   * its card forgot: Wraith knew that server, so the card does not call it a first connection.
+   */
+  function askedAfterForget(tab: SessionTab): boolean {
+    const target = tab.phase === 'hostkey-unknown' ? hostKeyTarget(tab) : null;
+    const f = tab.forgotten;
+    return !!target && !!f && f.kind === identityKind(tab) && f.host === target.host && f.port === target.port;
   }
 
   /** Trusts the fingerprint the user was shown, then connects again. */
@@ -993,6 +1038,6 @@ export const useSessionsStore = defineStore('sessions', () => {
     load, opening, untilClosed, openSsh, openShellTab, openRdp, findRdp, setPanelShell, panelShellRunning, closePanelShell, start, trustAndConnect, forgetAndRetry, connectWithCredential, credentialNeed, reconnect, cancelReconnect, relaunch, kill, close, activate, cycle,
     fail, typedFor, keepTyped, connectedWithTyped, tagged,
     canDuplicate, connectionDeleted, deletedProblem, learnDeleted, closedMeanwhile, duplicate, openSshIn, rename, setShellTitle, setShellCwd, move, markAttention,
-    answerPrompt, hostKeyTarget, trustShownIdentity, forgetShownIdentity,
+    answerPrompt, hostKeyTarget, trustShownIdentity, forgetShownIdentity, askedAfterForget,
   };
 });

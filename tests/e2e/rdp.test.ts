@@ -236,8 +236,8 @@ describe('the RDP tab (needs Xvfb, freerdp2-shadow-x11, winpr-utils, xdotool: sc
     await warning.getByLabel("I have confirmed the new certificate with the server's administrator").check();
     await warning.getByRole('button', { name: 'Forget old certificate…' }).click();
 
-    // Forgetting leads to the first-connection question about the new certificate, in the same tab.
-    const card = pane().getByRole('alertdialog', { name: new RegExp(`First connection to 127\\.0\\.0\\.1:${rdp.port}`) });
+    // Forgetting leads to the question about the new certificate, in the same tab: not called a first connection.
+    const card = pane().getByRole('alertdialog', { name: new RegExp(`New certificate of 127\\.0\\.0\\.1:${rdp.port}`) });
     await card.waitFor({ timeout: 20_000 });
     expect(await card.locator('.fingerprint').innerText()).toBe(presented);
     await card.getByRole('button', { name: 'Trust and connect' }).click();

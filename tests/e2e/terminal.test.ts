@@ -436,8 +436,8 @@ describe('terminals in browser mode', () => {
     await warning.getByLabel("I have confirmed the new host key with the server's administrator").check();
     await forget.click();
 
-    // Forgetting leads back to the ordinary first-connection question, with the new fingerprint.
-    const card = page.getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ });
+    // Forgetting leads to the question about the new key, with its fingerprint: not called a first connection.
+    const card = page.getByRole('alertdialog', { name: /New host key of 127\.0\.0\.1/ });
     await card.waitFor();
     expect(await card.locator('.fingerprint').innerText()).toBe(sshd.hostKeyFingerprint);
     await card.getByRole('button', { name: 'Trust and connect' }).click();
@@ -473,7 +473,7 @@ describe('terminals in browser mode', () => {
     await warning.getByLabel("I have confirmed the new host key with the server's administrator").check();
     await warning.getByRole('button', { name: 'Forget old host key…' }).click();
 
-    const card = page.locator('.tab-panel:visible').getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ });
+    const card = page.locator('.tab-panel:visible').getByRole('alertdialog', { name: /New host key of 127\.0\.0\.1/ });
     await card.waitFor({ timeout: 20_000 });
     expect(await card.locator('.fingerprint').innerText()).toBe(sshd.hostKeyFingerprint);
     // It appeared while forgetting was still finishing, and still takes the keys.
