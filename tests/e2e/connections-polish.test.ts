@@ -11,27 +11,38 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
 import type { ContractClient } from '../../src-main/common/client.js';
-import { connectWebSocket } from '../../src-main/server/ws-client.js';
-import { type TestBrowser, openApp } from '../fixtures/browser.js';
+import { type AppWithSshd, startAppWithSshd } from '../fixtures/app-with-sshd.js';
+import { reloadApp } from '../fixtures/browser.js';
 import { type DelayProxy, startDelayProxy } from '../fixtures/delay-proxy.js';
 import { freePort } from '../fixtures/net.js';
-import { type SshdHandle, savePasswordConnection, startSshd } from '../fixtures/sshd.js';
+import { type SshdHandle, savePasswordConnection } from '../fixtures/sshd.js';
 import { activeSessionId as sessionInFront, terminalText as textOf, typeAndSee as typeIn } from '../fixtures/terminal-page.js';
-import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
+let app: AppWithSshd;
 let sshd: SshdHandle;
-let server: WraithServer;
-let browser: TestBrowser;
 let page: Page;
 let api: ContractClient;
 /** sshd a quarter of a second away each way: connecting takes seconds, time to close the tab first. */
 let distant: DelayProxy;
 
 beforeAll(async () => {
-  sshd = await startSshd();
-  // The question before closing a running tab is on, as it is for a person (tests elsewhere turn it off).
-  server = await startWraithServer({ settings: { 'ui.confirmCloseRunningTab': true } });
-  api = await connectWebSocket(server.url, server.token);
+  app = await startAppWithSshd({
+    // The question before closing a running tab is on, as it is for a person (tests elsewhere turn it off).
+    server: { settings: { 'ui.confirmCloseRunningTab': true } },
+    beforeOpen: saveConnections,
+  });
+  page = app.page;
+  await row('web02').waitFor();
+});
+
+afterAll(async () => {
+  await app?.stop();
+  await distant?.close();
+});
+
+/** The connections the tests open, saved (the vault set up with a key file) before the page loads. */
+async function saveConnections(host: { sshd: SshdHandle; api: ContractClient }): Promise<void> {
+  ({ sshd, api } = host);
   await api.call('vault.init', { protection: 'keyfile' });
   // Jump hosts to pick from: two on one host, on different ports, and one on an IPv6 address.
   const bastion = await api.call('connections.create', { name: 'bastion', kind: 'ssh', host: '10.9.8.7', username: 'ops', authMethod: 'agent' });
@@ -51,18 +62,7 @@ beforeAll(async () => {
   await api.call('hostkeys.trust', { kind: 'ssh', host: sshd.host, port: distant.port, keyType: sshd.hostKeyType, fingerprint: sshd.hostKeyFingerprint });
   const { username, password } = sshd.users.password;
   await api.call('connections.create', { name: 'far away', kind: 'ssh', host: sshd.host, port: distant.port, username, authMethod: 'password', secrets: { password } });
-  browser = await openApp(server.openUrl);
-  page = browser.page;
-  await row('web02').waitFor();
-});
-
-afterAll(async () => {
-  api?.close();
-  await browser?.close();
-  await server?.stop();
-  await distant?.close();
-  await sshd?.stop();
-});
+}
 
 const tree = () => page.getByRole('tree', { name: 'Saved connections' });
 const row = (name: string) => tree().getByRole('treeitem', { name: new RegExp(`^${name}, SSH`) });
@@ -319,7 +319,7 @@ describe('a tab whose saved connection was deleted', () => {
     await tabOf('doomed').click({ button: 'right' });
     const menu = page.getByRole('menu', { name: 'Tab doomed' });
     await menu.waitFor();
-    expect(await menu.getByRole('menuitem', { name: 'Reconnect' }).count()).toBe(0);
+    expect(await menu.getByRole('menuitem', { name: 'Reconnect', exact: true }).count()).toBe(0);
     expect(await menu.getByRole('menuitem', { name: 'Duplicate tab' }).isDisabled()).toBe(true);
     await page.keyboard.press('Escape');
     await menu.waitFor({ state: 'detached' });
@@ -363,8 +363,7 @@ describe('a renamed tab', () => {
     await expect.poll(tabTitles).toContain('prod shell');
     const before = await tabTitles();
 
-    await page.reload();
-    await page.getByText('Host: connected').waitFor();
+    await reloadApp(page);
     await expect.poll(async () => [...(await tabTitles())].sort()).toEqual([...before].sort());
     // The renamed tab is the same session, re-attached.
     await page.locator('.tab', { hasText: 'prod shell' }).click();
@@ -435,7 +434,7 @@ describe('closing a running tab', () => {
     await expect.poll(() => tabs().count()).toBe(count - 1);
     expect(await page.getByRole('dialog').count()).toBe(0);
     // Nor did the page log an error on the way.
-    expect(browser.pageErrors.filter((e) => !/WebSocket connection to .* failed/.test(e))).toEqual([]);
+    expect(app.browser.pageErrors.filter((e) => !/WebSocket connection to .* failed/.test(e))).toEqual([]);
   });
 });
 

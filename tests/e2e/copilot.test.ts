@@ -5,19 +5,12 @@
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ContractClient } from '../../src-main/common/client.js';
-import { connectWebSocket } from '../../src-main/server/ws-client.js';
-import { type TestBrowser, openApp } from '../fixtures/browser.js';
+import { type AppWithSshd, startAppWithSshd } from '../fixtures/app-with-sshd.js';
 import { type FakeAnthropic, type RecordedRequest, startFakeAnthropic } from '../fixtures/fake-anthropic.js';
-import { type SshdHandle, startSshd, savePasswordConnection } from '../fixtures/sshd.js';
-import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
 let fake: FakeAnthropic;
-let sshd: SshdHandle;
-let server: WraithServer;
-let browser: TestBrowser;
+let app: AppWithSshd;
 let page: Page;
-let api: ContractClient;
 const marker = `xo-was-here-${Math.random().toString(36).slice(2, 8)}`;
 
 /** The session the Commander is looking at, as the XO is told in the first user turn. */
@@ -40,19 +33,14 @@ function terminalText(sessionId: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  [fake, sshd] = await Promise.all([startFakeAnthropic(), startSshd()]);
-  server = await startWraithServer({ env: { ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: 'sk-ant-e2e' } });
-  api = await connectWebSocket(server.url, new URL(server.openUrl).searchParams.get('token') ?? '');
-  await savePasswordConnection(api, sshd);
-  browser = await openApp(server.openUrl);
-  page = browser.page;
+  fake = await startFakeAnthropic();
+  app = await startAppWithSshd({ connection: 'web01', server: { env: { ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: 'sk-ant-e2e' } } });
+  page = app.page;
 });
 
 afterAll(async () => {
-  api?.close();
-  await browser?.close();
-  await server?.stop();
-  await Promise.all([sshd?.stop(), fake?.stop()]);
+  await app?.stop();
+  await fake?.stop();
 });
 
 describe('the XO panel', () => {
@@ -61,7 +49,7 @@ describe('the XO panel', () => {
     await page.getByRole('treeitem', { name: /^web01, SSH/ }).dblclick();
     let sessionId = '';
     await expect
-      .poll(async () => (sessionId = (await api.call('sessions.list')).find((s) => s.state === 'open')?.id ?? ''), { timeout: 15_000 })
+      .poll(async () => (sessionId = (await app.api.call('sessions.list')).find((s) => s.state === 'open')?.id ?? ''), { timeout: 15_000 })
       .not.toBe('');
 
     await page.keyboard.press('Control+Shift+K');
@@ -108,7 +96,7 @@ describe('the XO panel', () => {
     await last.locator('strong', { hasText: 'in the terminal' }).waitFor();
     expect(await last.locator('button.copy-code').count()).toBe(1);
     await expect.poll(() => panel.getByTestId('xo-tokens').innerText()).toMatch(/\d/);
-    expect(browser.pageErrors).toEqual([]);
+    expect(app.browser.pageErrors).toEqual([]);
   });
 
   it('shows the Auto indicator, and Esc stops a run', async () => {
@@ -117,7 +105,7 @@ describe('the XO panel', () => {
     expect(await panel.locator('.msg').count()).toBe(0);
     await panel.getByRole('radio', { name: 'Auto' }).click();
     await panel.getByText('AUTO', { exact: true }).waitFor();
-    expect((await api.call('ai.mode.get')).mode).toBe('auto');
+    expect((await app.api.call('ai.mode.get')).mode).toBe('auto');
 
     fake.enqueue({ content: [{ type: 'text', text: 'Thinking very slowly about this one, Commander' }], chunkSize: 3, stallAfterEvents: 6 });
     await panel.getByLabel('Message to the XO').fill('Take your time');

@@ -14,9 +14,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { WebSocket } from 'ws';
 import { decodeFrame, encodeFrame } from '../../src-main/server/codec.js';
-import { type TestBrowser, createSshConnectionInUi, launchBrowser } from '../fixtures/browser.js';
+import { type TestBrowser, launchBrowser } from '../fixtures/browser.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
-import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
+import { type SshdHandle, homeOf, startSshd } from '../fixtures/sshd.js';
+import { connectNewSshInUi } from '../fixtures/ui-connection.js';
 
 let server: WraithServer;
 let browser: TestBrowser;
@@ -163,13 +164,10 @@ describe('the Electron transport (MessagePort from the preload)', () => {
       sshd = await startSshd();
       local = mkdtempSync(join(tmpdir(), 'wraith-native-up-'));
       const u = sshd.users.password;
-      home = execFileSync('getent', ['passwd', u.username], { encoding: 'utf8' }).split(':')[5] ?? '';
+      home = homeOf(u.username);
       writeFileSync(join(local, name), data);
       execFileSync('truncate', ['-s', '2G', join(local, big)]);
-      await createSshConnectionInUi(page, { name: 'native up', host: sshd.host, port: sshd.port, ...u });
-      await page.getByRole('treeitem', { name: /^native up, SSH/ }).dblclick();
-      await page.getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ }).getByRole('button', { name: 'Trust and connect' }).click();
-      await page.locator('.tab-panel:visible .terminal-pane[data-session-id]').waitFor();
+      await connectNewSshInUi(page, { name: 'native up', host: sshd.host, port: sshd.port, ...u });
       await page.keyboard.press('Control+Shift+E');
       await files().and(page.locator(`[data-path="${home}"]`)).waitFor({ timeout: 20_000 });
     }, 60_000);

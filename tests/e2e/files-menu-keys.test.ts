@@ -7,23 +7,16 @@
  * away meanwhile (the file deleted elsewhere) leaves them in the list, not in the terminal.
  * An arrow key pressed then moves in the list. The tests run in order, on one folder.
  */
-import { execFileSync } from 'node:child_process';
-import { chownSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
-import type { ContractClient } from '../../src-main/common/client.js';
-import { connectWebSocket } from '../../src-main/server/ws-client.js';
-import { type TestBrowser, openApp } from '../fixtures/browser.js';
-import { type SshdHandle, accountIds, savePasswordConnection, startSshd } from '../fixtures/sshd.js';
+import { type AppWithSshd, startAppWithSshd } from '../fixtures/app-with-sshd.js';
+import { accountIds, homeOf, mkdirOwned } from '../fixtures/sshd.js';
 import { activeSessionId, typeAndSee } from '../fixtures/terminal-page.js';
-import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
-let sshd: SshdHandle;
-let server: WraithServer;
-let browser: TestBrowser;
+let app: AppWithSshd;
 let page: Page;
-let api: ContractClient;
 let home = '';
 let shellId = '';
 const folder = `e2e-files-keys-${process.pid}-${Date.now().toString(36)}`;
@@ -32,30 +25,21 @@ const remote = (...parts: string[]) => join(home, folder, ...parts);
 /** A file on the server's disk (the sshd is local and we are root), owned by the SFTP user. */
 function put(name: string): void {
   writeFileSync(remote(name), 'x');
-  const { uid, gid } = accountIds(sshd.users.password.username);
+  const { uid, gid } = accountIds(app.sshd.users.password.username);
   chownSync(remote(name), uid, gid);
 }
 
 beforeAll(async () => {
-  sshd = await startSshd();
-  home = execFileSync('getent', ['passwd', sshd.users.password.username], { encoding: 'utf8' }).split(':')[5] ?? '';
-  mkdirSync(remote());
-  const { uid, gid } = accountIds(sshd.users.password.username);
-  chownSync(remote(), uid, gid);
+  app = await startAppWithSshd({ connection: 'files-keys' });
+  home = homeOf(app.sshd.users.password.username);
+  mkdirOwned(remote(), app.sshd.users.password.username);
   for (const name of ['alpha.txt', 'bravo.txt', 'charlie.txt', 'delta.txt', 'echo.txt']) put(name);
-  server = await startWraithServer();
-  api = await connectWebSocket(server.url, server.token);
-  await savePasswordConnection(api, sshd, 'files-keys');
-  browser = await openApp(server.openUrl);
-  page = browser.page;
+  page = app.page;
   page.setDefaultTimeout(20_000);
 });
 
 afterAll(async () => {
-  api?.close();
-  await browser?.close();
-  await server?.stop();
-  await sshd?.stop();
+  await app?.stop();
   if (home) rmSync(remote(), { recursive: true, force: true });
 });
 

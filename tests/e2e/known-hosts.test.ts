@@ -16,14 +16,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import type { ContractClient } from '../../src-main/common/client.js';
-import { connectWebSocket } from '../../src-main/server/ws-client.js';
-import { type TestBrowser, createSshConnectionInUi, openApp } from '../fixtures/browser.js';
-import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
-import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+import { type AppWithSshd, startAppWithSshd } from '../fixtures/app-with-sshd.js';
+import { createSshConnectionInUi } from '../fixtures/browser.js';
+import type { SshdHandle } from '../fixtures/sshd.js';
 
+let app: AppWithSshd;
 let sshd: SshdHandle;
-let server: WraithServer;
-let browser: TestBrowser;
 let page: Page;
 let files: string;
 /** The host's contract, for what the test sets up without the UI. */
@@ -33,19 +31,13 @@ const dialog = () => page.getByRole('dialog', { name: 'Known hosts' });
 const table = () => dialog().getByRole('table', { name: 'Trusted keys' });
 
 beforeAll(async () => {
-  sshd = await startSshd();
+  app = await startAppWithSshd();
+  ({ sshd, api, page } = app);
   files = mkdtempSync(join(tmpdir(), 'wraith-e2e-known-hosts-'));
-  server = await startWraithServer();
-  browser = await openApp(server.openUrl);
-  page = browser.page;
-  api = await connectWebSocket(server.url, server.token);
 });
 
 afterAll(async () => {
-  api?.close();
-  await browser?.close();
-  await server?.stop();
-  await sshd?.stop();
+  await app?.stop();
   if (files) rmSync(files, { recursive: true, force: true });
 });
 

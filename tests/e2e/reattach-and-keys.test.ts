@@ -9,34 +9,19 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
-import type { ContractClient } from '../../src-main/common/client.js';
-import { connectWebSocket } from '../../src-main/server/ws-client.js';
-import { type TestBrowser, openApp } from '../fixtures/browser.js';
-import { type SshdHandle, savePasswordConnection, startSshd } from '../fixtures/sshd.js';
+import { type AppWithSshd, startAppWithSshd } from '../fixtures/app-with-sshd.js';
+import { reloadApp } from '../fixtures/browser.js';
 import { activeSessionId, sessionIn, terminalText, typeAndSee } from '../fixtures/terminal-page.js';
-import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
-let sshd: SshdHandle;
-let server: WraithServer;
-let browser: TestBrowser;
+let app: AppWithSshd;
 let page: Page;
-let api: ContractClient;
 
 beforeAll(async () => {
-  sshd = await startSshd();
-  server = await startWraithServer();
-  api = await connectWebSocket(server.url, server.token);
-  await savePasswordConnection(api, sshd, 'db01');
-  browser = await openApp(server.openUrl);
-  page = browser.page;
+  app = await startAppWithSshd({ connection: 'db01' });
+  page = app.page;
 });
 
-afterAll(async () => {
-  api?.close();
-  await browser?.close();
-  await server?.stop();
-  await sshd?.stop();
-});
+afterAll(() => app?.stop());
 
 const panel = () => page.getByRole('region', { name: 'Local shell' });
 const tabs = () => page.locator('.tab');
@@ -57,11 +42,6 @@ async function settled(scope: Locator): Promise<void> {
   await expect.poll(() => scope.locator('.terminal-pane').getAttribute('data-phase'), { timeout: 20_000 }).toMatch(/^(open|failed)$/);
 }
 
-async function reload(): Promise<void> {
-  await page.reload();
-  await page.getByText('Host: connected').waitFor();
-}
-
 async function showPanel(): Promise<void> {
   if (!(await panel().isVisible())) await page.keyboard.press('Control+Shift+G');
   await panel().waitFor();
@@ -69,7 +49,7 @@ async function showPanel(): Promise<void> {
 
 /** The shell the host says a session runs. */
 async function shellOf(sessionId: string): Promise<string | undefined> {
-  return (await api.call('sessions.list')).find((s) => s.id === sessionId)?.shell;
+  return (await app.api.call('sessions.list')).find((s) => s.id === sessionId)?.shell;
 }
 
 describe('after a page reload', () => {
@@ -77,12 +57,12 @@ describe('after a page reload', () => {
     await page.getByRole('treeitem', { name: /^db01, SSH/ }).dblclick();
     const id = await activeSessionId(page);
     await typeAndSee(page, id, 'echo "db-$((6*7))"', 'db-42');
-    sshd.dropConnections();
+    app.sshd.dropConnections();
     const front = page.locator('.tab-panel:visible');
     await banner(front).getByRole('button', { name: 'Reconnect' }).waitFor({ timeout: 20_000 });
 
-    await reload();
-    const reason = (await api.call('sessions.list')).find((s) => s.id === id)?.reason;
+    await reloadApp(page);
+    const reason = (await app.api.call('sessions.list')).find((s) => s.id === id)?.reason;
     expect(reason).toMatch(/^Connection to db01 lost/);
     await banner(front).getByRole('button', { name: 'Reconnect' }).waitFor();
     expect(await banner(front).innerText()).toContain(`Disconnected — ${reason}`);
@@ -102,14 +82,14 @@ describe('after a page reload', () => {
     await xterm.click();
     await page.keyboard.type("printf '\\033[?1049h\\033[?1000h\\033[?1006h\\033[?25l'; echo full-screen; sleep 600\n");
     await expect.poll(async () => (await terminalText(page, id)).includes('full-screen')).toBe(true);
-    sshd.dropConnections();
+    app.sshd.dropConnections();
     await banner(front).getByRole('button', { name: 'Reconnect' }).waitFor({ timeout: 20_000 });
 
-    await reload();
+    await reloadApp(page);
     await banner(front).getByRole('button', { name: 'Reconnect' }).waitFor();
     // The output read back, then the normal screen with the notice, as a tab that saw the drop has it.
     await expect.poll(async () => (await terminalText(page, id)).split('\n').map((l) => l.trimEnd()), { timeout: 15_000 }).toContain('before-16');
-    expect(await terminalText(page, id)).toMatch(/— Disconnected: Connection to db01 lost.* Press Enter to reconnect\.$/);
+    expect(await terminalText(page, id)).toMatch(/— Disconnected at \d\d:\d\d:\d\d: Connection to db01 lost.* Press Enter to reconnect\.$/);
     // A right click is the terminal's menu, not a mouse report for a program long gone.
     await xterm.click({ button: 'right', position: { x: 200, y: 40 } });
     const menu = page.getByRole('menu', { name: 'Terminal' });
@@ -124,7 +104,7 @@ describe('after a page reload', () => {
 
     // Reloaded again, the open session's output is read back, the old program's modes in it:
     // the host put the reset after them when it dropped, so the new shell's screen is shown.
-    await reload();
+    await reloadApp(page);
     await expect.poll(async () => (await terminalText(page, id)).split('\n').map((l) => l.trimEnd()), { timeout: 15_000 }).toContain('clicked-6');
     await xterm.click({ button: 'right', position: { x: 200, y: 40 } });
     await menu.waitFor({ timeout: 3_000 });
@@ -134,7 +114,7 @@ describe('after a page reload', () => {
 
   it('a local shell re-attached in the panel or a tab starts the same shell again once its session is gone (Kill, or closed elsewhere)', async () => {
     // Not the default shell: a relaunch must start the one that ran, not whichever is default.
-    const sh = (await api.call('pty.shells')).find((s) => s.name === 'sh' && !s.isDefault);
+    const sh = (await app.api.call('pty.shells')).find((s) => s.name === 'sh' && !s.isDefault);
     if (!sh) throw new Error('this machine has no sh besides its default shell');
     await showPanel();
     await panel().locator('select[name=shell]').selectOption(sh.path);
@@ -148,7 +128,7 @@ describe('after a page reload', () => {
     await typeIn(front, tabId, 'echo "tab-$((6*7))"', 'tab-42');
     expect([await shellOf(panelId), await shellOf(tabId)]).toEqual([sh.path, sh.path]);
 
-    await reload();
+    await reloadApp(page);
     await showPanel();
     expect(await sessionIn(panel())).toBe(panelId);
 
@@ -165,7 +145,7 @@ describe('after a page reload', () => {
     // The tab: its session closed elsewhere, then Enter in the terminal, as its notice says.
     await tabTitled('sh').click();
     expect(await activeSessionId(page)).toBe(tabId);
-    await api.call('sessions.close', { sessionId: tabId });
+    await app.api.call('sessions.close', { sessionId: tabId });
     await banner(front).getByRole('button', { name: 'Relaunch' }).waitFor();
     await front.locator('.xterm').click();
     await page.keyboard.press('Enter');
@@ -192,7 +172,7 @@ describe('the keys that close tabs', () => {
     await page.keyboard.press('Control+Shift+W');
     await typeIn(panel(), panelId, 'echo "kept-$((6*7))"', 'kept-42');
     expect(await tabs().count()).toBe(count);
-    expect((await api.call('sessions.list')).find((s) => s.id === sshId)?.state).toBe('open');
+    expect((await app.api.call('sessions.list')).find((s) => s.id === sshId)?.state).toBe('open');
     // Nor from the panel's other controls (its shell picker).
     await panel().locator('select[name=shell]').focus();
     await page.keyboard.press('Control+Shift+W');
@@ -210,7 +190,7 @@ describe('the keys that close tabs', () => {
     await page.keyboard.press('Control+W');
     await typeAndSee(page, sshId, 'echo "open-$((6*7))"', 'open-42');
     expect(await tabs().count()).toBe(count);
-    expect((await api.call('sessions.list')).find((s) => s.id === sshId)?.state).toBe('open');
+    expect((await app.api.call('sessions.list')).find((s) => s.id === sshId)?.state).toBe('open');
 
     // Ctrl+Shift+W there closes the tab, as it does from the terminal.
     await field.click();

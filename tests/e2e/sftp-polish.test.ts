@@ -22,11 +22,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Download, Locator, Page } from 'playwright-core';
 import { linkToNowhere } from '../../src-main/common/contract/sftp.js';
-import { type TestBrowser, createSshConnectionInUi, openApp } from '../fixtures/browser.js';
-import { type SshdHandle, accountIds, startSshd } from '../fixtures/sshd.js';
+import { type TestBrowser, openApp, reloadApp } from '../fixtures/browser.js';
+import { type SshdHandle, accountIds, homeOf, mkdirOwned, startSshd } from '../fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 import { readZip } from '../fixtures/zip.js';
 import { filesPanel, showFolder as showFolderAt } from '../fixtures/files-panel.js';
+import { recordToasts } from '../fixtures/toasts.js';
+import { connectNewSshInUi } from '../fixtures/ui-connection.js';
 
 let sshd: SshdHandle;
 let server: WraithServer;
@@ -36,13 +38,6 @@ let home: string;
 let localDir: string;
 const folder = `e2e-polish-${process.pid}-${Date.now().toString(36)}`;
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
-
-declare global {
-  interface Window {
-    /** Set by recordToasts: every toast the page showed since, in order. */
-    toastsSeen?: string[];
-  }
-}
 
 const panel = () => filesPanel(page);
 const row = (name: string): Locator => panel().locator(`tr.sftp-row[data-name="${name}"]`);
@@ -87,20 +82,6 @@ async function closeEditor(editor: Locator): Promise<void> {
 /** The Files panel open on the test's folder. */
 const showFolder = () => showFolderAt(page, remote());
 
-/** Every toast the page shows from now on, in order (a toast is gone after a few seconds). */
-async function recordToasts(): Promise<() => Promise<string[]>> {
-  await page.evaluate(() => {
-    const seen: string[] = [];
-    window.toastsSeen = seen;
-    const take = () => {
-      for (const t of document.querySelectorAll('.toasts .toast')) if (!seen.includes(t.textContent ?? '')) seen.push(t.textContent ?? '');
-    };
-    take();
-    new MutationObserver(take).observe(document.body, { childList: true, subtree: true, characterData: true });
-  });
-  return () => page.evaluate(() => [...(window.toastsSeen ?? [])]);
-}
-
 /**
  * Drops files and folders of this machine on `target` as a desktop drag does: through Chromium's
  * own drag and drop (CDP), so that a folder arrives as a folder entry, which a DataTransfer made
@@ -121,20 +102,15 @@ async function dropLocal(target: Locator, paths: string[]): Promise<void> {
 
 beforeAll(async () => {
   sshd = await startSshd();
-  home = execFileSync('getent', ['passwd', sshd.users.password.username], { encoding: 'utf8' }).split(':')[5] ?? '';
-  const me = accountIds(sshd.users.password.username);
-  mkdirSync(remote());
-  chownSync(remote(), me.uid, me.gid);
+  home = homeOf(sshd.users.password.username);
+  mkdirOwned(remote(), sshd.users.password.username);
   localDir = mkdtempSync(join(tmpdir(), 'wraith-sftp-polish-'));
   server = await startWraithServer();
   browser = await openApp(server.openUrl);
   page = browser.page;
   // A call that waits for what is not there fails the test it is in, rather than the tests after it.
   page.setDefaultTimeout(20_000);
-  await createSshConnectionInUi(page, { name: 'polish sshd', host: sshd.host, port: sshd.port, ...sshd.users.password });
-  await page.getByRole('treeitem', { name: /^polish sshd, SSH/ }).dblclick();
-  await page.getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ }).getByRole('button', { name: 'Trust and connect' }).click();
-  await page.locator('.tab.active.open').waitFor({ timeout: 30_000 });
+  await connectNewSshInUi(page, { name: 'polish sshd', host: sshd.host, port: sshd.port, ...sshd.users.password });
 });
 
 afterAll(async () => {
@@ -267,7 +243,7 @@ describe('the Files panel, polished', () => {
 
   it('sends what it can of files dropped with a folder that cannot be made, and its row names the rest with the reason', async () => {
     await showFolder();
-    const toasts = await recordToasts();
+    const toasts = await recordToasts(page);
     // Dropped: a folder and a loose file, as from a file manager.
     const local = join(localDir, 'drop-mix');
     mkdirSync(join(local, 'tree', 'sub'), { recursive: true });
@@ -419,7 +395,7 @@ describe('the Files panel, polished', () => {
     await showFolder();
     const big = join(localDir, 'cut.bin');
     execFileSync('truncate', ['-s', '2G', big]);
-    const toasts = await recordToasts();
+    const toasts = await recordToasts(page);
     await panel().locator('input[name=sftp-upload]').setInputFiles(big);
     const transfer = panel().locator('.transfer', { hasText: 'cut.bin' });
     await expect.poll(() => percentOf('cut.bin'), { timeout: 20_000 }).toBeGreaterThan(0);
@@ -488,7 +464,7 @@ describe('the Files panel, polished', () => {
     expect(offered).toContain('Rename…');
     await page.keyboard.press('Escape');
     await menu.waitFor({ state: 'detached' });
-    const toasts = await recordToasts();
+    const toasts = await recordToasts(page);
     await pipe.dblclick();
     await expect.poll(toasts).toContainEqual(expect.stringContaining('a-pipe is a special file (a named pipe, a socket or a device): it has no contents to open here.'));
     expect(await page.getByRole('dialog', { name: 'Edit a-pipe' }).count()).toBe(0);
@@ -613,7 +589,7 @@ describe('the Files panel, polished', () => {
     const editor = page.getByRole('dialog', { name: 'Edit linked.conf' });
     try {
       await expect.poll(() => editorText(editor)).toBe('a=1\n');
-      const toasts = await recordToasts();
+      const toasts = await recordToasts(page);
       await editor.getByRole('textbox', { name: 'Contents of linked.conf' }).press('Control+s');
       await expect.poll(toasts).toContain('No changes to save in linked.conf.');
       await new Promise((r) => setTimeout(r, 500));
@@ -637,7 +613,7 @@ describe('the Files panel, polished', () => {
     const text = editor.getByRole('textbox', { name: 'Contents of link-to-file' });
     try {
       await expect.poll(() => editorText(editor)).toBe('server {}\n');
-      const toasts = await recordToasts();
+      const toasts = await recordToasts(page);
       await text.press('Control+End');
       await text.pressSequentially('listen 80;\n');
       await text.press('Control+s');
@@ -967,8 +943,7 @@ describe('the Files panel, polished', () => {
       await openSorted();
       await chosenKept();
 
-      await page.reload();
-      await page.getByText('Host: connected').waitFor();
+      await reloadApp(page);
       await page.locator('.tab', { hasText: 'polish sshd' }).click();
       await page.locator('.tab.active.open').waitFor({ timeout: 30_000 });
       await openSorted();
@@ -1002,8 +977,7 @@ describe('the Files panel, polished', () => {
       await expect.poll(width).toBe(before + 80);
       expect(Math.round((await panel().boundingBox())!.width)).toBe(before + 80);
 
-      await page.reload();
-      await page.getByText('Host: connected').waitFor();
+      await reloadApp(page);
       await page.locator('.tab', { hasText: 'polish sshd' }).click();
       await page.locator('.tab.active.open').waitFor({ timeout: 30_000 });
       await showFolder();
@@ -1078,7 +1052,7 @@ describe('the Files panel, polished', () => {
       expect(await panel().innerText()).toContain('The editor of');
       await warning.getByLabel("I have confirmed the new host key with the server's administrator").check();
       await warning.getByRole('button', { name: 'Forget old host key…' }).click();
-      const card = page.locator('.tab-panel:visible').getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ });
+      const card = page.locator('.tab-panel:visible').getByRole('alertdialog', { name: /New host key of 127\.0\.0\.1/ });
       await card.getByRole('button', { name: 'Trust and connect' }).click();
 
       // Connected again: the editor is back, its text as typed, and Save writes it.

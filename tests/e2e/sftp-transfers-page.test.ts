@@ -13,28 +13,20 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
 import type { ContractClient } from '../../src-main/common/client.js';
-import { connectWebSocket } from '../../src-main/server/ws-client.js';
-import { type TestBrowser, createSshConnectionInUi, openApp } from '../fixtures/browser.js';
-import { type SshdHandle, accountIds, startSshd } from '../fixtures/sshd.js';
-import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+import { type AppWithSshd, startAppWithSshd } from '../fixtures/app-with-sshd.js';
+import { type SshdHandle, accountIds, homeOf, mkdirOwned } from '../fixtures/sshd.js';
 import { filesPanel, showFolder as showFolderAt } from '../fixtures/files-panel.js';
+import { recordToasts } from '../fixtures/toasts.js';
+import { connectNewSshInUi } from '../fixtures/ui-connection.js';
 
+let app: AppWithSshd;
 let sshd: SshdHandle;
-let server: WraithServer;
 let api: ContractClient;
-let browser: TestBrowser;
 let page: Page;
 let home: string;
 let localDir: string;
 const folder = `e2e-xfer-page-${process.pid}-${Date.now().toString(36)}`;
 const CONNECTION = 'xfer sshd';
-
-declare global {
-  interface Window {
-    /** Set by recordToasts: every toast the page showed since, in order. */
-    toastsSeen?: string[];
-  }
-}
 
 const panel = () => filesPanel(page);
 const row = (name: string): Locator => panel().locator(`tr.sftp-row[data-name="${name}"]`);
@@ -58,26 +50,6 @@ function put(path: string, data: string | Buffer, opts: { owner?: string } = {})
   chownSync(path, uid, gid);
 }
 
-function mkdirOwned(path: string): void {
-  const me = accountIds(sshd.users.password.username);
-  mkdirSync(path);
-  chownSync(path, me.uid, me.gid);
-}
-
-/** Every toast the page shows from now on, in order (a toast is gone after a few seconds). */
-async function recordToasts(): Promise<() => Promise<string[]>> {
-  await page.evaluate(() => {
-    const seen: string[] = [];
-    window.toastsSeen = seen;
-    const take = () => {
-      for (const t of document.querySelectorAll('.toasts .toast')) if (!seen.includes(t.textContent ?? '')) seen.push(t.textContent ?? '');
-    };
-    take();
-    new MutationObserver(take).observe(document.body, { childList: true, subtree: true, characterData: true });
-  });
-  return () => page.evaluate(() => [...(window.toastsSeen ?? [])]);
-}
-
 async function refresh(): Promise<void> {
   await panel().getByRole('button', { name: 'Refresh' }).click();
 }
@@ -93,27 +65,18 @@ async function openAnotherTab(): Promise<string> {
 }
 
 beforeAll(async () => {
-  sshd = await startSshd();
-  home = execFileSync('getent', ['passwd', sshd.users.password.username], { encoding: 'utf8' }).split(':')[5] ?? '';
-  mkdirOwned(remote());
+  app = await startAppWithSshd({ server: { settings: { 'ui.confirmCloseRunningTab': true } } });
+  ({ sshd, api, page } = app);
+  home = homeOf(sshd.users.password.username);
+  mkdirOwned(remote(), sshd.users.password.username);
   localDir = mkdtempSync(join(tmpdir(), 'wraith-xfer-page-'));
-  server = await startWraithServer({ settings: { 'ui.confirmCloseRunningTab': true } });
-  api = await connectWebSocket(server.url, server.token);
-  browser = await openApp(server.openUrl);
-  page = browser.page;
   // A call that waits for what is not there fails the test it is in, rather than the tests after it.
   page.setDefaultTimeout(20_000);
-  await createSshConnectionInUi(page, { name: CONNECTION, host: sshd.host, port: sshd.port, ...sshd.users.password });
-  await page.getByRole('treeitem', { name: new RegExp(`^${CONNECTION}, SSH`) }).dblclick();
-  await page.getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ }).getByRole('button', { name: 'Trust and connect' }).click();
-  await page.locator('.tab.active.open').waitFor({ timeout: 30_000 });
+  await connectNewSshInUi(page, { name: CONNECTION, host: sshd.host, port: sshd.port, ...sshd.users.password });
 });
 
 afterAll(async () => {
-  await api?.close();
-  await browser?.close();
-  await server?.stop();
-  await sshd?.stop();
+  await app?.stop();
   if (home) rmSync(join(home, folder), { recursive: true, force: true });
   if (localDir) rmSync(localDir, { recursive: true, force: true });
 });
@@ -133,7 +96,7 @@ describe('the file list', () => {
 
   it('shows names that differ only in spaces differently: spaces kept, those at either end marked', async () => {
     await showFolder();
-    mkdirOwned(remote('spaces'));
+    mkdirOwned(remote('spaces'), sshd.users.password.username);
     for (const name of ['dup.conf', ' dup.conf', 'dup.conf ', 'dup  .conf']) put(remote('spaces', name), `${JSON.stringify(name)}\n`);
     await showFolderAt(page, remote('spaces'));
     const shown = (name: string) => row(name).locator('.entry-name').innerText();
@@ -150,7 +113,7 @@ describe('the file list', () => {
 
   it('fits a size of 1000 to 1023 of a unit in the Size column: the next unit, never four digits', async () => {
     await showFolder();
-    mkdirOwned(remote('sizes'));
+    mkdirOwned(remote('sizes'), sshd.users.password.username);
     // Sparse: no disk space used.
     execFileSync('truncate', ['-s', String(1000 * 1024 * 1024), remote('sizes', 'thousand-mib.bin')]);
     execFileSync('truncate', ['-s', String(1023 * 1024), remote('sizes', 'kib-1023.bin')]);
@@ -169,7 +132,7 @@ describe('the file list', () => {
 describe('an upload from the page', () => {
   it('counts every file of a folder once, on its row: those whose folder could not be made with those the server refused', async () => {
     await showFolder();
-    const toasts = await recordToasts();
+    const toasts = await recordToasts(page);
     const src = join(localDir, 'cnt');
     mkdirSync(join(src, 'sub'), { recursive: true });
     mkdirSync(join(src, 'ok'));
@@ -177,7 +140,7 @@ describe('an upload from the page', () => {
     writeFileSync(join(src, 'x.txt'), 'x new\n');
     writeFileSync(join(src, 'sub', 'c.txt'), 'c\n');
     writeFileSync(join(src, 'ok', 'd.txt'), 'd\n');
-    mkdirOwned(remote('cnt'));
+    mkdirOwned(remote('cnt'), sshd.users.password.username);
     // A file where the folder sub would go: it cannot be made, and c.txt stays here.
     put(remote('cnt', 'sub'), 'a file named sub\n');
     // root's, in the user's folder: replacing it is refused.
@@ -268,7 +231,7 @@ describe('closing a tab with transfers running', () => {
   it('says afterwards what stopped when the question is turned off', async () => {
     await api.call('settings.set', { 'ui.confirmCloseRunningTab': false });
     const sessionId = await openAnotherTab();
-    const toasts = await recordToasts();
+    const toasts = await recordToasts(page);
     const big = join(localDir, 'big-quiet.bin');
     execFileSync('truncate', ['-s', '2G', big]);
     await showFolder();

@@ -6,22 +6,17 @@
  * with why, behind a toggle.
  */
 import { execFileSync } from 'node:child_process';
-import { chownSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import type { ContractClient } from '../../src-main/common/client.js';
-import { connectWebSocket } from '../../src-main/server/ws-client.js';
-import { type TestBrowser, createSshConnectionInUi, openApp } from '../fixtures/browser.js';
-import { type SshdHandle, accountIds, startSshd } from '../fixtures/sshd.js';
-import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+import { type AppWithSshd, startAppWithSshd } from '../fixtures/app-with-sshd.js';
+import { homeOf, mkdirOwned } from '../fixtures/sshd.js';
 import { filesPanel, showFolder as showFolderAt } from '../fixtures/files-panel.js';
+import { connectNewSshInUi } from '../fixtures/ui-connection.js';
 
-let sshd: SshdHandle;
-let server: WraithServer;
-let api: ContractClient;
-let browser: TestBrowser;
+let app: AppWithSshd;
 let page: Page;
 let home: string;
 let localDir: string;
@@ -47,30 +42,18 @@ function localTree(name: string): string {
 const showFolder = () => showFolderAt(page, remote());
 
 beforeAll(async () => {
-  sshd = await startSshd();
-  home = execFileSync('getent', ['passwd', sshd.users.password.username], { encoding: 'utf8' }).split(':')[5] ?? '';
-  const me = accountIds(sshd.users.password.username);
-  mkdirSync(remote());
-  chownSync(remote(), me.uid, me.gid);
+  app = await startAppWithSshd();
+  const { sshd } = app;
+  page = app.page;
+  home = homeOf(sshd.users.password.username);
+  mkdirOwned(remote(), sshd.users.password.username);
   localDir = mkdtempSync(join(tmpdir(), 'wraith-up-left-out-'));
-  server = await startWraithServer();
-  api = await connectWebSocket(server.url, server.token);
-  browser = await openApp(server.openUrl);
-  page = browser.page;
   page.setDefaultTimeout(20_000);
-  await createSshConnectionInUi(page, { name: 'left-out sshd', host: sshd.host, port: sshd.port, ...sshd.users.password });
-  await page.getByRole('treeitem', { name: /^left-out sshd, SSH/ }).dblclick();
-  await page.getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ }).getByRole('button', { name: 'Trust and connect' }).click();
-  const pane = page.locator('.tab-panel:visible .terminal-pane[data-session-id]');
-  await pane.waitFor({ timeout: 30_000 });
-  sessionId = (await pane.getAttribute('data-session-id')) ?? '';
+  sessionId = await connectNewSshInUi(page, { name: 'left-out sshd', host: sshd.host, port: sshd.port, ...sshd.users.password });
 });
 
 afterAll(async () => {
-  await api?.close();
-  await browser?.close();
-  await server?.stop();
-  await sshd?.stop();
+  await app?.stop();
   if (home) rmSync(join(home, folder), { recursive: true, force: true });
   if (localDir) rmSync(localDir, { recursive: true, force: true });
 });
@@ -79,7 +62,7 @@ describe('a folder upload that leaves items out', () => {
   it('a host upload of a folder shows in the transfers list, named, with the notice that names what it left out', async () => {
     await showFolder();
     const tree = localTree('by-host');
-    await api.call('sftp.upload', { sessionId, localPath: tree, remotePath: remote('by-host') });
+    await app.api.call('sftp.upload', { sessionId, localPath: tree, remotePath: remote('by-host') });
     // The transfers list's only row: the host's transfer.
     const done = panel().locator('.transfer[data-state="done"]');
     await done.waitFor({ timeout: 20_000 });
@@ -97,7 +80,7 @@ describe('a folder upload that leaves items out', () => {
     writeFileSync(join(tree, 'ok.txt'), 'ok\n');
     for (const n of [1, 2, 3, 4, 5, 6]) execFileSync('mkfifo', [join(tree, `pipe${n}`)]);
     symlinkSync('gone.txt', join(tree, 'dead'));
-    await api.call('sftp.upload', { sessionId, localPath: tree, remotePath: remote('many') });
+    await app.api.call('sftp.upload', { sessionId, localPath: tree, remotePath: remote('many') });
     const row = panel().locator('.transfer[data-state="done"]').filter({ hasText: '7 items could not be read' });
     await row.waitFor({ timeout: 20_000 });
     expect(await row.getByRole('note').innerText()).toBe('7 items could not be read and were left out: dead, pipe1, pipe2, pipe3, pipe4 and 2 more.');

@@ -15,10 +15,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Locator, Page, Request } from 'playwright-core';
-import { type TestBrowser, createSshConnectionInUi, fillNewSshConnection, openApp } from '../fixtures/browser.js';
+import { type TestBrowser, openApp } from '../fixtures/browser.js';
 import { startDelayProxy } from '../fixtures/delay-proxy.js';
-import { type SshdHandle, accountIds, startSshd } from '../fixtures/sshd.js';
+import { type SshdHandle, accountIds, homeOf, startSshd } from '../fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+import { connectNewSshInUi } from '../fixtures/ui-connection.js';
 import { readZip } from '../fixtures/zip.js';
 
 let sshd: SshdHandle;
@@ -64,11 +65,7 @@ async function shot(name: string): Promise<void> {
 async function inNewTab(name: string, s: SshdHandle, port: number, body: () => Promise<void>): Promise<void> {
   const tab = page.locator('.tab', { hasText: name });
   try {
-    const dialog = await fillNewSshConnection(page, { name, host: s.host, port, ...s.users.password });
-    await dialog.waitFor({ state: 'detached' });
-    await page.getByRole('treeitem', { name: new RegExp(`^${name}, SSH`) }).dblclick();
-    await page.getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ }).getByRole('button', { name: 'Trust and connect' }).click();
-    await expect.poll(() => page.locator('.tab.active').getAttribute('class'), { timeout: 30_000 }).toContain('open');
+    await connectNewSshInUi(page, { name, host: s.host, port, ...s.users.password }, { vaultReady: true });
     if (!(await panel().count())) await page.getByRole('button', { name: 'Files', exact: true }).click();
     await body();
   } finally {
@@ -79,7 +76,7 @@ async function inNewTab(name: string, s: SshdHandle, port: number, body: () => P
 
 beforeAll(async () => {
   sshd = await startSshd();
-  home = execFileSync('getent', ['passwd', sshd.users.password.username], { encoding: 'utf8' }).split(':')[5] ?? '';
+  home = homeOf(sshd.users.password.username);
   localDir = mkdtempSync(join(tmpdir(), 'wraith-sftp-e2e-'));
   mkdirSync(join(localDir, 'tree', 'sub'), { recursive: true });
   writeFileSync(join(localDir, 'tree', 'a.txt'), 'alpha\n');
@@ -99,11 +96,7 @@ afterAll(async () => {
 
 describe('the SFTP panel of an SSH tab', () => {
   it('opens an SSH tab (vault, host key) and shows the home folder with Ctrl+Shift+E', async () => {
-    await createSshConnectionInUi(page, { name: 'files sshd', host: sshd.host, port: sshd.port, ...sshd.users.password });
-
-    await page.getByRole('treeitem', { name: /^files sshd, SSH/ }).dblclick();
-    await page.getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ }).getByRole('button', { name: 'Trust and connect' }).click();
-    await expect.poll(() => page.locator('.tab.active').getAttribute('class'), { timeout: 20_000 }).toContain('open');
+    await connectNewSshInUi(page, { name: 'files sshd', host: sshd.host, port: sshd.port, ...sshd.users.password });
 
     // The toggle sits beside the tabs; the shortcut works from inside the terminal too.
     const toggle = page.getByRole('button', { name: 'Files', exact: true });

@@ -7,36 +7,20 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import type { ContractClient } from '../../src-main/common/client.js';
-import { connectWebSocket } from '../../src-main/server/ws-client.js';
-import { type TestBrowser, openApp } from '../fixtures/browser.js';
-import { type SshdHandle, savePasswordConnection, startSshd } from '../fixtures/sshd.js';
+import { type AppWithSshd, startAppWithSshd } from '../fixtures/app-with-sshd.js';
 import { activeSessionId, sessionIn, terminalText, typeAndSee } from '../fixtures/terminal-page.js';
-import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
-let sshd: SshdHandle;
-let server: WraithServer;
-let browser: TestBrowser;
+let app: AppWithSshd;
 let page: Page;
-let api: ContractClient;
 let first: string;
 let second: string;
 
 beforeAll(async () => {
-  sshd = await startSshd();
-  server = await startWraithServer();
-  api = await connectWebSocket(server.url, server.token);
-  await savePasswordConnection(api, sshd, 'web01');
-  browser = await openApp(server.openUrl);
-  page = browser.page;
+  app = await startAppWithSshd({ connection: 'web01' });
+  page = app.page;
 });
 
-afterAll(async () => {
-  api?.close();
-  await browser?.close();
-  await server?.stop();
-  await sshd?.stop();
-});
+afterAll(() => app?.stop());
 
 const inBackground = (id: string) => () => page.evaluate((sid) => window.wraithInspect?.terminals.info(sid)?.outputInBackground ?? null, id);
 const lines = async (id: string) => (await terminalText(page, id)).split('\n').map((l) => l.trimEnd());

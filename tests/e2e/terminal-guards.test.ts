@@ -10,9 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dialog, Locator, Page } from 'playwright-core';
-import { type TestBrowser, createSshConnectionInUi, launchBrowser, openApp } from '../fixtures/browser.js';
+import { type TestBrowser, launchBrowser, openApp } from '../fixtures/browser.js';
 import { sessionIn } from '../fixtures/terminal-page.js';
 import { type SshdHandle, startSshd } from '../fixtures/sshd.js';
+import { connectNewSshInUi } from '../fixtures/ui-connection.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
 let sshd: SshdHandle;
@@ -201,11 +202,8 @@ describe('when a session ends', () => {
   it('leaves the modes a dropped full-screen program set: Reconnect finds the normal screen, no mouse reports, the cursor shown', async () => {
     if (await panel.isVisible()) await page.keyboard.press('Control+Shift+G'); // the SSH tab gets the room
     await panel.waitFor({ state: 'detached' });
-    await createSshConnectionInUi(page, { name: 'guards sshd', host: sshd.host, port: sshd.port, ...sshd.users.password });
-    await page.getByRole('treeitem', { name: /^guards sshd, SSH/ }).dblclick();
-    await page.getByRole('alertdialog', { name: /First connection/ }).getByRole('button', { name: 'Trust and connect' }).click();
+    const id = await connectNewSshInUi(page, { name: 'guards sshd', host: sshd.host, port: sshd.port, ...sshd.users.password });
     const tab = page.locator('.tab-panel:visible');
-    const id = await sessionIn(tab);
     const xterm = tab.locator('.xterm');
     await xterm.click();
     await page.keyboard.type('echo before-$((4*4))\n');

@@ -7,62 +7,23 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import type { ContractClient } from '../../src-main/common/client.js';
-import { connectWebSocket } from '../../src-main/server/ws-client.js';
-import { type TestBrowser, openApp } from '../fixtures/browser.js';
-import { type SshdHandle, savePasswordConnection, startSshd } from '../fixtures/sshd.js';
+import { type AppWithSshd, startAppWithSshd } from '../fixtures/app-with-sshd.js';
+import { reloadApp } from '../fixtures/browser.js';
 import { activeSessionId, terminalText, typeAndSee } from '../fixtures/terminal-page.js';
-import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
+import { recordToasts } from '../fixtures/toasts.js';
 
-declare global {
-  interface Window {
-    toastsSeen?: string[];
-  }
-}
-
-let sshd: SshdHandle;
-let server: WraithServer;
-let browser: TestBrowser;
+let app: AppWithSshd;
 let page: Page;
-let api: ContractClient;
 
 beforeAll(async () => {
-  sshd = await startSshd();
-  server = await startWraithServer();
-  api = await connectWebSocket(server.url, server.token);
-  await savePasswordConnection(api, sshd, 'web01');
-  browser = await openApp(server.openUrl);
-  page = browser.page;
+  app = await startAppWithSshd({ connection: 'web01' });
+  page = app.page;
 });
 
-afterAll(async () => {
-  api?.close();
-  await browser?.close();
-  await server?.stop();
-  await sshd?.stop();
-});
+afterAll(() => app?.stop());
 
 /** The lines the terminal shows (its active screen and scrollback), trailing blanks dropped. */
 const lines = (id: string) => async () => (await terminalText(page, id)).split('\n').map((l) => l.trimEnd());
-
-async function reload(): Promise<void> {
-  await page.reload();
-  await page.getByText('Host: connected').waitFor();
-}
-
-/** Every toast the page shows from now on, in order (a toast is gone after a few seconds). */
-async function recordToasts(): Promise<() => Promise<string[]>> {
-  await page.evaluate(() => {
-    const seen: string[] = [];
-    window.toastsSeen = seen;
-    const take = () => {
-      for (const t of document.querySelectorAll('.toasts .toast')) if (!seen.includes(t.textContent ?? '')) seen.push(t.textContent ?? '');
-    };
-    take();
-    new MutationObserver(take).observe(document.body, { childList: true, subtree: true, characterData: true });
-  });
-  return () => page.evaluate(() => [...(window.toastsSeen ?? [])]);
-}
 
 const clipboard = () => page.evaluate(() => navigator.clipboard.readText());
 
@@ -84,7 +45,7 @@ describe('a tab reloaded while a full-screen program runs', () => {
     );
     await expect.poll(lines(id), { timeout: 15_000 }).toContain('flood-42');
 
-    await reload();
+    await reloadApp(page);
     await expect.poll(lines(id), { timeout: 15_000 }).toContain('flood-42');
     // A click is a mouse report to the program (SGR: ESC [ <), as it was before the reload.
     await page.locator('.tab-panel:visible .xterm').click({ position: { x: 200, y: 100 } });
@@ -101,9 +62,9 @@ describe('a tab reloaded while a full-screen program runs', () => {
 
 describe('OSC 52', () => {
   it('a program copies to the clipboard, said once per tab', async () => {
-    await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(server.openUrl).origin });
+    await app.browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(app.server.openUrl).origin });
     const id = await activeSessionId(page);
-    const toasts = await recordToasts();
+    const toasts = await recordToasts(page);
     await page.evaluate(() => navigator.clipboard.writeText('before'));
 
     await typeAndSee(page, id, `${osc52Copy('copied-$((6*7))')}; echo "sent-$((1+1))"`, 'sent-2');
@@ -118,8 +79,8 @@ describe('OSC 52', () => {
   it('output read back after a reload copies nothing again', async () => {
     const id = await activeSessionId(page);
     await page.evaluate(() => navigator.clipboard.writeText('before-reload'));
-    await reload();
-    const toasts = await recordToasts();
+    await reloadApp(page);
+    const toasts = await recordToasts(page);
     // The copies above are in what is read back.
     await expect.poll(lines(id), { timeout: 15_000 }).toContain('sent-3');
     expect(await clipboard()).toBe('before-reload');
@@ -132,14 +93,13 @@ describe('OSC 52', () => {
 
   it('a query for the clipboard is never answered', async () => {
     // The first reply the program reads is the one to the device-attributes query sent after it.
-    // (After the reload above: a page reloaded later would answer that query again, as it reads it back.)
     const id = await activeSessionId(page);
     await typeAndSee(page, id, "stty -icanon -echo; printf '\\033]52;c;?\\a\\033[c'; IFS= read -r -d c reply; stty sane; echo \"reply:${reply:1}\"", 'reply:[?1;2');
   });
 
   it('more than 1 MB is not copied, and the tab says why', async () => {
     const id = await activeSessionId(page);
-    const toasts = await recordToasts();
+    const toasts = await recordToasts(page);
     await typeAndSee(page, id, `printf '\\033]52;c;%s\\a' "$(head -c 2097152 /dev/zero | base64 -w0)"; echo "sent-$((2+3))"`, 'sent-5');
     await expect.poll(toasts).toContain('Not copied: web01 tried to copy 2.0 MB to your clipboard, more than the 1.0 MB a program may copy at once.');
     expect(await clipboard()).toBe('fresh-42');
@@ -154,14 +114,14 @@ describe('OSC 52', () => {
     await allow.uncheck();
     await dialog.getByRole('button', { name: 'Save' }).click();
     await dialog.waitFor({ state: 'detached' });
-    expect((await api.call('settings.get'))['terminal.osc52Copy']).toBe(false);
+    expect((await app.api.call('settings.get'))['terminal.osc52Copy']).toBe(false);
 
     await page.evaluate(() => navigator.clipboard.writeText('kept'));
     await typeAndSee(page, id, `${osc52Copy('off-$((6*7))')}; echo "sent-$((3+3))"`, 'sent-6');
     expect(await clipboard()).toBe('kept');
 
     // On again (from elsewhere: the window follows, as its Settings dialog shows), the same copy reaches the clipboard.
-    await api.call('settings.set', { 'terminal.osc52Copy': true });
+    await app.api.call('settings.set', { 'terminal.osc52Copy': true });
     await page.getByRole('button', { name: 'Settings' }).click();
     await expect.poll(() => allow.isChecked()).toBe(true);
     await dialog.getByRole('button', { name: 'Cancel' }).click();

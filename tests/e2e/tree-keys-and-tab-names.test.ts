@@ -9,38 +9,27 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
-import type { ContractClient } from '../../src-main/common/client.js';
-import { connectWebSocket } from '../../src-main/server/ws-client.js';
-import { type TestBrowser, openApp } from '../fixtures/browser.js';
-import { type SshdHandle, savePasswordConnection, startSshd } from '../fixtures/sshd.js';
+import { type AppWithSshd, startAppWithSshd } from '../fixtures/app-with-sshd.js';
+import { reloadApp } from '../fixtures/browser.js';
 import { activeSessionId, typeAndSee } from '../fixtures/terminal-page.js';
-import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
-let sshd: SshdHandle;
-let server: WraithServer;
-let browser: TestBrowser;
+let app: AppWithSshd;
 let page: Page;
-let api: ContractClient;
 
 beforeAll(async () => {
-  sshd = await startSshd();
-  server = await startWraithServer();
-  api = await connectWebSocket(server.url, server.token);
-  await savePasswordConnection(api, sshd, 'target-pw');
-  // Its password is not saved: each tab asks for it.
-  await api.call('connections.create', { name: 'target-nosave', kind: 'ssh', host: sshd.host, port: sshd.port, username: sshd.users.password.username, authMethod: 'password' });
-  await api.call('connections.groups.create', { name: 'servers', parentId: null });
-  browser = await openApp(server.openUrl);
-  page = browser.page;
+  app = await startAppWithSshd({
+    connection: 'target-pw',
+    beforeOpen: async ({ sshd, api }) => {
+      // Its password is not saved: each tab asks for it.
+      await api.call('connections.create', { name: 'target-nosave', kind: 'ssh', host: sshd.host, port: sshd.port, username: sshd.users.password.username, authMethod: 'password' });
+      await api.call('connections.groups.create', { name: 'servers', parentId: null });
+    },
+  });
+  page = app.page;
   await row('target-pw').waitFor();
 });
 
-afterAll(async () => {
-  api?.close();
-  await browser?.close();
-  await server?.stop();
-  await sshd?.stop();
-});
+afterAll(() => app?.stop());
 
 const tree = () => page.getByRole('tree', { name: 'Saved connections' });
 const row = (name: string) => tree().getByRole('treeitem', { name: new RegExp(`^${name.replace(/[()]/g, '\\$&')}, SSH`) });
@@ -146,7 +135,7 @@ describe('a password typed wrong three times', () => {
     await passwordCard.waitFor({ timeout: 20_000 });
     await expect.poll(() => hasFocus(field)).toBe(true);
     expect(await refusal.count()).toBe(0);
-    await page.keyboard.type(sshd.users.password.password);
+    await page.keyboard.type(app.sshd.users.password.password);
     await page.keyboard.press('Enter');
     await waitOpen();
     await typeAndSee(page, await activeSessionId(page), 'echo "in-$((6*7))"', 'in-42');
@@ -183,8 +172,7 @@ describe('a renamed connection', () => {
     await typeAndSee(page, await activeSessionId(page), 'echo "renamed-$((6*7))"', 'renamed-42');
 
     // A reload re-attaches the sessions (the host still calls the first one target-pw): the same names.
-    await page.reload();
-    await page.getByText('Host: connected').waitFor();
+    await reloadApp(page);
     await expect.poll(async () => (await tabTitles()).sort()).toEqual(['my shell', 'prod-web', 'target-nosave']);
   });
 });
