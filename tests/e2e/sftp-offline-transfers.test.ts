@@ -9,7 +9,7 @@
  *   which removes it.
  */
 import { execFileSync } from 'node:child_process';
-import { chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,9 +17,11 @@ import type { Locator, Page } from 'playwright-core';
 import type { ContractClient } from '../../src-main/common/client.js';
 import type { TransferInfo } from '../../src-main/common/contract/sftp.js';
 import { connectWebSocket } from '../../src-main/server/ws-client.js';
-import { type TestBrowser, createSshConnectionInUi, openApp } from '../fixtures/browser.js';
+import { type TestBrowser, openApp } from '../fixtures/browser.js';
 import { filesPanel, showFolder } from '../fixtures/files-panel.js';
-import { type SshdHandle, accountIds, startSshd } from '../fixtures/sshd.js';
+import { type SshdHandle, homeOf, mkdirOwned, startSshd } from '../fixtures/sshd.js';
+import { recordToasts } from '../fixtures/toasts.js';
+import { connectNewSshInUi } from '../fixtures/ui-connection.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
 const MB = 1024 * 1024;
@@ -32,13 +34,6 @@ let home: string;
 let localDir: string;
 const folder = `e2e-offline-${process.pid}-${Date.now().toString(36)}`;
 
-declare global {
-  interface Window {
-    /** Set by recordToasts: every toast the page showed since, in order. */
-    toastsSeen?: string[];
-  }
-}
-
 const panel = () => filesPanel(page);
 const remote = (...parts: string[]) => join(home, folder, ...parts);
 const transferRow = (name: string): Locator => panel().locator('.transfer').filter({ has: page.locator('.transfer-name', { hasText: name }) });
@@ -46,20 +41,6 @@ const banner = () => page.locator('.tab-panel:visible .pane-banner');
 /** The host's transfers to `remotePath`, newest last, as `wraith call sftp.transfers` lists them. */
 const hostTransfers = async (remotePath: string): Promise<TransferInfo[]> => (await api.call('sftp.transfers')).filter((t) => t.remotePath === remotePath);
 const leftovers = () => readdirSync(remote()).filter((n) => n.includes('.wraith-part-'));
-
-/** Every toast the page shows from now on, in order (a toast is gone after a few seconds). */
-async function recordToasts(): Promise<() => Promise<string[]>> {
-  await page.evaluate(() => {
-    const seen: string[] = [];
-    window.toastsSeen = seen;
-    const take = () => {
-      for (const t of document.querySelectorAll('.toasts .toast')) if (!seen.includes(t.textContent ?? '')) seen.push(t.textContent ?? '');
-    };
-    take();
-    new MutationObserver(take).observe(document.body, { childList: true, subtree: true, characterData: true });
-  });
-  return () => page.evaluate(() => [...(window.toastsSeen ?? [])]);
-}
 
 /** Starts uploading a sparse file of `size` from the page ("Upload files"), and waits until the host has some of it. */
 async function uploadFromPage(name: string, size: string): Promise<void> {
@@ -79,10 +60,8 @@ async function reconnect(): Promise<void> {
 
 beforeAll(async () => {
   sshd = await startSshd();
-  home = execFileSync('getent', ['passwd', sshd.users.password.username], { encoding: 'utf8' }).split(':')[5] ?? '';
-  const me = accountIds(sshd.users.password.username);
-  mkdirSync(remote());
-  chownSync(remote(), me.uid, me.gid);
+  home = homeOf(sshd.users.password.username);
+  mkdirOwned(remote(), sshd.users.password.username);
   localDir = mkdtempSync(join(tmpdir(), 'wraith-offline-'));
   // A server that stops answering is given up on in seconds (3 keepalives unanswered), not 45.
   server = await startWraithServer({ settings: { 'ssh.keepaliveIntervalMs': 1000 } });
@@ -90,10 +69,7 @@ beforeAll(async () => {
   browser = await openApp(server.openUrl);
   page = browser.page;
   page.setDefaultTimeout(20_000);
-  await createSshConnectionInUi(page, { name: 'offline sshd', host: sshd.host, port: sshd.port, ...sshd.users.password });
-  await page.getByRole('treeitem', { name: /^offline sshd, SSH/ }).dblclick();
-  await page.getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ }).getByRole('button', { name: 'Trust and connect' }).click();
-  await page.locator('.tab.active.open').waitFor({ timeout: 30_000 });
+  await connectNewSshInUi(page, { name: 'offline sshd', host: sshd.host, port: sshd.port, ...sshd.users.password });
 });
 
 afterAll(async () => {
@@ -112,7 +88,7 @@ describe('an upload cut off by a dropped connection', () => {
     const row = transferRow('cut.bin');
     await expect.poll(() => row.getAttribute('data-state'), { timeout: 20_000 }).toBe('failed');
     await banner().getByRole('button', { name: 'Reconnect' }).waitFor();
-    const toasts = await recordToasts();
+    const toasts = await recordToasts(page);
 
     await row.getByRole('button', { name: 'Retry upload of cut.bin' }).click();
     await expect.poll(toasts).toContain(

@@ -26,7 +26,7 @@ import { type TestBrowser, openApp, reloadApp } from '../fixtures/browser.js';
 import { type SshdHandle, accountIds, homeOf, mkdirOwned, startSshd } from '../fixtures/sshd.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 import { readZip } from '../fixtures/zip.js';
-import { filesPanel, showFolder as showFolderAt } from '../fixtures/files-panel.js';
+import { dropLocal, filesPanel, showFolder as showFolderAt } from '../fixtures/files-panel.js';
 import { recordToasts } from '../fixtures/toasts.js';
 import { connectNewSshInUi } from '../fixtures/ui-connection.js';
 
@@ -81,24 +81,6 @@ async function closeEditor(editor: Locator): Promise<void> {
 
 /** The Files panel open on the test's folder. */
 const showFolder = () => showFolderAt(page, remote());
-
-/**
- * Drops files and folders of this machine on `target` as a desktop drag does: through Chromium's
- * own drag and drop (CDP), so that a folder arrives as a folder entry, which a DataTransfer made
- * in the page cannot hold.
- */
-async function dropLocal(target: Locator, paths: string[]): Promise<void> {
-  const box = await target.boundingBox();
-  if (!box) throw new Error('the drop target is not on screen');
-  const at = { x: box.x + box.width / 2, y: box.y + box.height / 2 };
-  const cdp = await page.context().newCDPSession(page);
-  try {
-    const data = { items: [], files: paths, dragOperationsMask: 1 };
-    for (const type of ['dragEnter', 'dragOver', 'drop'] as const) await cdp.send('Input.dispatchDragEvent', { type, ...at, data });
-  } finally {
-    await cdp.detach();
-  }
-}
 
 beforeAll(async () => {
   sshd = await startSshd();
@@ -263,7 +245,7 @@ describe('the Files panel, polished', () => {
       // Where a file holds the folder's name: the folder cannot be made, the loose file goes.
       put(remote('mixed', 'tree'), 'a file named tree\n');
       await refresh();
-      await dropLocal(row('mixed').locator('.entry-name'), dropped);
+      await dropLocal(page, row('mixed').locator('.entry-name'), dropped);
       await expect.poll(() => existsSync(remote('mixed', 'loose.txt')) && readFileSync(remote('mixed', 'loose.txt'), 'utf8'), { timeout: 20_000 }).toBe('loose\n');
       await expect.poll(failed).toHaveLength(1);
       const [named = ''] = await failed();
@@ -276,7 +258,7 @@ describe('the Files panel, polished', () => {
 
       // Where the login may write nothing: the folder's files are named, and the loose file is
       // tried and refused in words of its own, rather than nothing said of it.
-      await dropLocal(row('rodir').locator('.entry-name'), dropped);
+      await dropLocal(page, row('rodir').locator('.entry-name'), dropped);
       await expect.poll(failed).toHaveLength(2);
       const [ro = ''] = await failed(); // the newest row first
       expect(ro).toMatch(new RegExp(`^Failed: 3 of 3 files did not upload\\. .*tree/a\\.txt: Cannot create directory ${remote('rodir', 'tree')}: permission denied`));

@@ -9,7 +9,7 @@
  *   server had no room for, and its row says so once, with how many files arrived.
  */
 import { execFileSync } from 'node:child_process';
-import { chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,10 +17,11 @@ import type { Page } from 'playwright-core';
 import type { ContractClient } from '../../src-main/common/client.js';
 import type { TransferInfo } from '../../src-main/common/contract/sftp.js';
 import { connectWebSocket } from '../../src-main/server/ws-client.js';
-import { type TestBrowser, createSshConnectionInUi, openApp } from '../fixtures/browser.js';
+import { type TestBrowser, openApp, reloadApp } from '../fixtures/browser.js';
 import { filesPanel, showFolder } from '../fixtures/files-panel.js';
 import { type SmallDisk, mountSmallDisk } from '../fixtures/small-disk.js';
-import { type SshdHandle, accountIds, startSshd } from '../fixtures/sshd.js';
+import { type SshdHandle, homeOf, mkdirOwned, startSshd } from '../fixtures/sshd.js';
+import { connectNewSshInUi } from '../fixtures/ui-connection.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
 
 const MB = 1024 * 1024;
@@ -40,28 +41,17 @@ const remote = (...parts: string[]) => join(home, folder, ...parts);
 const hostTransfer = async (remotePath: string): Promise<TransferInfo | undefined> => (await api.call('sftp.transfers')).find((t) => t.remotePath === remotePath);
 const leftovers = (dir: string) => readdirSync(dir).filter((n) => n.includes('wraith-part'));
 
-/** Reloads the page while what it sends is under way, and waits until it has reached its host again. */
-async function reload(): Promise<void> {
-  await page.reload();
-  await page.getByText('Host: connected').waitFor();
-}
-
 beforeAll(async () => {
   sshd = await startSshd();
-  home = execFileSync('getent', ['passwd', sshd.users.password.username], { encoding: 'utf8' }).split(':')[5] ?? '';
-  const me = accountIds(sshd.users.password.username);
-  mkdirSync(remote());
-  chownSync(remote(), me.uid, me.gid);
+  home = homeOf(sshd.users.password.username);
+  mkdirOwned(remote(), sshd.users.password.username);
   localDir = mkdtempSync(join(tmpdir(), 'wraith-up-cut-'));
   server = await startWraithServer();
   api = await connectWebSocket(server.url, server.token);
   browser = await openApp(server.openUrl);
   page = browser.page;
   page.setDefaultTimeout(20_000);
-  await createSshConnectionInUi(page, { name: 'cut sshd', host: sshd.host, port: sshd.port, ...sshd.users.password });
-  await page.getByRole('treeitem', { name: /^cut sshd, SSH/ }).dblclick();
-  await page.getByRole('alertdialog', { name: /First connection to 127\.0\.0\.1/ }).getByRole('button', { name: 'Trust and connect' }).click();
-  await page.locator('.tab-panel:visible .terminal-pane[data-session-id]').waitFor({ timeout: 30_000 });
+  await connectNewSshInUi(page, { name: 'cut sshd', host: sshd.host, port: sshd.port, ...sshd.users.password });
 });
 
 afterAll(async () => {
@@ -82,7 +72,7 @@ describe('an upload whose page is reloaded', () => {
     execFileSync('truncate', ['-s', '512M', big]);
     await panel().locator('input[name=sftp-upload]').setInputFiles(big);
     await expect.poll(async () => (await hostTransfer(remote('reloaded.bin')))?.bytes ?? 0, { timeout: 20_000 }).toBeGreaterThan(8 * MB);
-    await reload();
+    await reloadApp(page); // while what it sends is under way
     // Ended by the host as the page went, long before its 5 minutes with nothing new, and not "cancelled".
     await expect.poll(async () => (await hostTransfer(remote('reloaded.bin')))?.state, { timeout: 20_000 }).toBe('failed');
     expect(leftovers(remote())).toEqual([]);
@@ -103,7 +93,7 @@ describe('an upload whose page is reloaded', () => {
     await showFolder(page, remote());
     await panel().locator('input[name=sftp-upload-folder]').setInputFiles(many);
     await expect.poll(async () => (await hostTransfer(remote('many', 'b.bin')))?.bytes ?? 0, { timeout: 20_000 }).toBeGreaterThan(8 * MB);
-    await reload();
+    await reloadApp(page); // while what it sends is under way
     await expect.poll(async () => (await hostTransfer(remote('many', 'b.bin')))?.state, { timeout: 20_000 }).toBe('failed');
     expect(await hostTransfer(remote('many', 'b.bin'))).toMatchObject({ batch: { name: 'many', total: 3 } });
     expect(leftovers(remote('many'))).toEqual([]);

@@ -8,7 +8,6 @@
  * server new.
  * The tests run in order, each on the tabs the one before left.
  */
-import { execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +16,7 @@ import type { Locator, Page } from 'playwright-core';
 import type { ContractClient } from '../../src-main/common/client.js';
 import { connectWebSocket } from '../../src-main/server/ws-client.js';
 import { type TestBrowser, openApp } from '../fixtures/browser.js';
-import { type SshdHandle, accountIds, savePasswordConnection, startSshd } from '../fixtures/sshd.js';
+import { type SshdHandle, accountIds, homeOf, mkdirOwned, savePasswordConnection, startSshd } from '../fixtures/sshd.js';
 import { activeSessionId, echoWorks } from '../fixtures/terminal-page.js';
 import { dropLocal, filesPanel, showFolder } from '../fixtures/files-panel.js';
 import { type WraithServer, startWraithServer } from '../fixtures/wraith-server.js';
@@ -42,10 +41,8 @@ const ids: Record<string, string> = {};
 
 beforeAll(async () => {
   sshd = await startSshd();
-  home = execFileSync('getent', ['passwd', sshd.users.password.username], { encoding: 'utf8' }).split(':')[5] ?? '';
-  const me = accountIds(sshd.users.password.username);
-  mkdirSync(remote());
-  chownSync(remote(), me.uid, me.gid);
+  home = homeOf(sshd.users.password.username);
+  mkdirOwned(remote(), sshd.users.password.username);
   localDir = mkdtempSync(join(tmpdir(), 'wraith-tabs-polish-'));
   server = await startWraithServer();
   api = await connectWebSocket(server.url, server.token);
